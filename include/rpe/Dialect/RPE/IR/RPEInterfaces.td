@@ -1,0 +1,37 @@
+//===- RPEInterfaces.td - rpe interfaces -------------------*- tablegen -*-===//
+
+#ifndef RPE_DIALECT_RPE_IR_RPEINTERFACES_TD
+#define RPE_DIALECT_RPE_IR_RPEINTERFACES_TD
+
+include "mlir/IR/OpBase.td"
+
+def RPE_BucketingAttrInterface : AttrInterface<"BucketingAttrInterface"> {
+  let cppNamespace = "::mlir::rpe";
+  let description = [{
+    A bucketing scheme maps a (query position `i`, key position `j`) pair to
+    a bucket index `b ∈ [0, getNumBuckets())`. The same mapping is available
+    twice: evaluated on integers (`bucket`, used by folders and tests) and
+    emitted as index arithmetic (`buildBucket`, used by every lowering), so
+    that all of rpe shares one definition of each scheme.
+  }];
+  let methods = [
+    InterfaceMethod<"Number of buckets (rows of the table indexed by it).",
+      "int64_t", "getNumBuckets">,
+    InterfaceMethod<[{
+        Bucket of query position `i` and key position `j`. Total: any pair of
+        int64 positions gives a bucket in [0, getNumBuckets()).
+      }], "int64_t", "bucket", (ins "int64_t":$i, "int64_t":$j)>,
+    InterfaceMethod<[{
+        Emits IR (arith/math on `index`) computing `bucket(i, j)`; `i` and `j`
+        are `index` values. Returns an `index` value.
+      }], "::mlir::Value", "buildBucket",
+      (ins "::mlir::OpBuilder &":$builder, "::mlir::Location":$loc,
+           "::mlir::Value":$i, "::mlir::Value":$j)>,
+    InterfaceMethod<[{
+        True when the bucket depends only on the difference `i - j`, so that
+        a bias indexed by it is a Toeplitz matrix.
+      }], "bool", "isToeplitz">,
+  ];
+}
+
+#endif // RPE_DIALECT_RPE_IR_RPEINTERFACES_TD

@@ -1,0 +1,372 @@
+//===- RPEAttrs.cpp - rpe bucketing attributes ------------------*- C++ -*-===//
+//
+// Each bucketing scheme is defined twice, side by side: `bucket` evaluates it
+// on integers (folders, tests) and `buildBucket` emits the same arithmetic as
+// IR (every lowering). Floating-point steps follow Hugging Face's f32 order
+// of operations so that bucket boundaries agree with the real models.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rpe/Dialect/RPE/IR/RPEAttrs.h"
+#include "rpe/Dialect/RPE/IR/RPEDialect.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rpe;
+
+#include "rpe/Dialect/RPE/IR/RPEAttrInterfaces.cpp.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "rpe/Dialect/RPE/IR/RPEAttrs.cpp.inc"
+
+void RPEDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "rpe/Dialect/RPE/IR/RPEAttrs.cpp.inc"
+      >();
+}
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// Positions are int64; their differences saturate at ±2^62 so that negating
+/// or adding small constants never overflows.
+static int64_t diff(int64_t a, int64_t b) {
+  constexpr int64_t kLimit = int64_t(1) << 62;
+  int64_t r;
+  if (llvm::SubOverflow(a, b, r))
+    return a > b ? kLimit : -kLimit;
+  return std::clamp(r, -kLimit, kLimit);
+}
+
+static int64_t floorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+static LogicalResult checkRange(function_ref<InFlightDiagnostic()> emitError,
+                                StringRef attr, StringRef name, int64_t value,
+                                int64_t lo, int64_t hi) {
+  if (value < lo || value > hi)
+    return emitError() << "#rpe." << attr << " parameter '" << name
+                       << "' must be in [" << lo << ", " << hi << "], got "
+                       << value;
+  return success();
+}
+
+namespace {
+/// Small IR builder for index/f32 arithmetic used by `buildBucket`.
+struct ArithBuilder {
+  OpBuilder &b;
+  Location loc;
+
+  Value idx(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+  Value f32(float v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
+  Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
+  Value clamp(Value x, int64_t lo, int64_t hi) {
+    return min(max(x, idx(lo)), idx(hi));
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value select(Value c, Value x, Value y) {
+    return arith::SelectOp::create(b, loc, c, x, y);
+  }
+  Value abs(Value x) {
+    return select(cmp(arith::CmpIPredicate::slt, x, idx(0)), sub(idx(0), x),
+                  x);
+  }
+  Value floorDiv(Value x, int64_t d) {
+    return arith::FloorDivSIOp::create(b, loc, x, idx(d));
+  }
+  /// index -> f32 (through i64).
+  Value toF32(Value x) {
+    Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), x);
+    return arith::SIToFPOp::create(b, loc, b.getF32Type(), i);
+  }
+  /// f32 -> index, truncating toward zero.
+  Value toIndex(Value x) {
+    Value i = arith::FPToSIOp::create(b, loc, b.getI64Type(), x);
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), i);
+  }
+  Value divf(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value mulf(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value addf(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value minf(Value x, Value y) {
+    return arith::MinimumFOp::create(b, loc, x, y);
+  }
+  Value log(Value x) { return math::LogOp::create(b, loc, x); }
+  Value ceil(Value x) { return math::CeilOp::create(b, loc, x); }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// #rpe.clip
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ClipBucketingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                          int64_t maxDistance) {
+  return checkRange(emitError, "clip", "max_distance", maxDistance, 0,
+                    kMaxBucketParam);
+}
+
+int64_t ClipBucketingAttr::getNumBuckets() const {
+  return 2 * getMaxDistance() + 1;
+}
+
+int64_t ClipBucketingAttr::bucket(int64_t i, int64_t j) const {
+  int64_t k = getMaxDistance();
+  return std::clamp(diff(i, j), -k, k) + k;
+}
+
+Value ClipBucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
+                                     Value j) const {
+  ArithBuilder ab{builder, loc};
+  int64_t k = getMaxDistance();
+  return ab.add(ab.clamp(ab.sub(i, j), -k, k), ab.idx(k));
+}
+
+bool ClipBucketingAttr::isToeplitz() const { return true; }
+
+//===----------------------------------------------------------------------===//
+// #rpe.t5
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+T5BucketingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t numBuckets, int64_t maxDistance,
+                        bool bidirectional) {
+  int64_t minBuckets = bidirectional ? 4 : 2;
+  if (failed(checkRange(emitError, "t5", "num_buckets", numBuckets, minBuckets,
+                        kMaxBucketParam)))
+    return failure();
+  int64_t numExact = (bidirectional ? numBuckets / 2 : numBuckets) / 2;
+  return checkRange(emitError, "t5", "max_distance", maxDistance, numExact + 1,
+                    kMaxBucketParam);
+}
+
+namespace {
+/// The derived constants of a T5 scheme.
+struct T5Params {
+  int64_t half;     // N'
+  int64_t exact;    // e
+  float logRatio;   // f32(ln(M / e)), as HF's Python float scalar
+  float logBuckets; // f32(N' - e)
+};
+} // namespace
+
+static T5Params getT5Params(T5BucketingAttr attr) {
+  int64_t half = attr.getBidirectional() ? attr.getNumBuckets() / 2
+                                         : attr.getNumBuckets();
+  int64_t exact = half / 2;
+  float logRatio = static_cast<float>(
+      std::log(static_cast<double>(attr.getMaxDistance()) / exact));
+  return {half, exact, logRatio, static_cast<float>(half - exact)};
+}
+
+int64_t T5BucketingAttr::bucket(int64_t i, int64_t j) const {
+  T5Params p = getT5Params(*this);
+  int64_t n = diff(j, i);
+  int64_t offset = 0, a;
+  if (getBidirectional()) {
+    offset = n > 0 ? p.half : 0;
+    a = n < 0 ? -n : n;
+  } else {
+    a = std::max<int64_t>(-n, 0);
+  }
+  if (a < p.exact)
+    return offset + a;
+  float v = std::log(static_cast<float>(a) / static_cast<float>(p.exact)) /
+            p.logRatio * p.logBuckets;
+  v = std::min(v, static_cast<float>(p.half));
+  int64_t large = std::min(p.exact + static_cast<int64_t>(v), p.half - 1);
+  return offset + large;
+}
+
+Value T5BucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
+                                   Value j) const {
+  T5Params p = getT5Params(*this);
+  ArithBuilder ab{builder, loc};
+  Value n = ab.sub(j, i);
+  Value zero = ab.idx(0);
+  Value offset, a;
+  if (getBidirectional()) {
+    offset = ab.select(ab.cmp(arith::CmpIPredicate::sgt, n, zero),
+                       ab.idx(p.half), zero);
+    a = ab.abs(n);
+  } else {
+    a = ab.max(ab.sub(zero, n), zero);
+  }
+  Value exact = ab.idx(p.exact);
+  // The log branch is evaluated for every a; max(a, e) keeps it finite.
+  Value af = ab.toF32(ab.max(a, exact));
+  Value v = ab.mulf(
+      ab.divf(ab.log(ab.divf(af, ab.f32(static_cast<float>(p.exact)))),
+              ab.f32(p.logRatio)),
+      ab.f32(p.logBuckets));
+  v = ab.minf(v, ab.f32(static_cast<float>(p.half)));
+  Value large = ab.min(ab.add(exact, ab.toIndex(v)), ab.idx(p.half - 1));
+  Value b = ab.select(ab.cmp(arith::CmpIPredicate::slt, a, exact), a, large);
+  return offset ? ab.add(offset, b) : b;
+}
+
+bool T5BucketingAttr::isToeplitz() const { return true; }
+
+//===----------------------------------------------------------------------===//
+// #rpe.log
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+LogBucketingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                         int64_t positionBuckets, int64_t maxRelativePositions) {
+  if (failed(checkRange(emitError, "log", "position_buckets", positionBuckets,
+                        0, kMaxBucketParam)) ||
+      failed(checkRange(emitError, "log", "max_relative_positions",
+                        maxRelativePositions, 1, kMaxBucketParam)))
+    return failure();
+  if (positionBuckets == 0)
+    return success();
+  if (positionBuckets < 2)
+    return emitError() << "#rpe.log parameter 'position_buckets' must be 0 or "
+                          ">= 2, got "
+                       << positionBuckets;
+  int64_t mid = positionBuckets / 2;
+  if (maxRelativePositions <= mid + 1)
+    return emitError() << "#rpe.log parameter 'max_relative_positions' must "
+                          "exceed position_buckets / 2 + 1 = "
+                       << mid + 1 << ", got " << maxRelativePositions;
+  return success();
+}
+
+static int64_t getLogSpan(LogBucketingAttr attr) {
+  return attr.getPositionBuckets() > 0 ? attr.getPositionBuckets()
+                                       : attr.getMaxRelativePositions();
+}
+
+int64_t LogBucketingAttr::getNumBuckets() const {
+  return 2 * getLogSpan(*this);
+}
+
+namespace {
+struct LogParams {
+  int64_t mid;      // c
+  float logRatio;   // logf(f32((M - 1) / c))
+  float logBuckets; // f32(c - 1)
+};
+} // namespace
+
+static LogParams getLogParams(LogBucketingAttr attr) {
+  int64_t mid = attr.getPositionBuckets() / 2;
+  float ratio = static_cast<float>(
+      static_cast<double>(attr.getMaxRelativePositions() - 1) / mid);
+  return {mid, std::log(ratio), static_cast<float>(mid - 1)};
+}
+
+/// Largest magnitude of a log bucket before clamping; keeps f32 -> int
+/// conversions in range.
+static constexpr float kLogBucketCap = static_cast<float>(int64_t(1) << 40);
+
+int64_t LogBucketingAttr::bucket(int64_t i, int64_t j) const {
+  int64_t r = diff(i, j);
+  int64_t lb = r;
+  if (getPositionBuckets() > 0) {
+    LogParams p = getLogParams(*this);
+    int64_t absR = r < 0 ? -r : r;
+    if (absR > p.mid) {
+      float v = std::ceil(std::log(static_cast<float>(absR) /
+                                   static_cast<float>(p.mid)) /
+                          p.logRatio * p.logBuckets) +
+                static_cast<float>(p.mid);
+      int64_t mag = static_cast<int64_t>(std::min(v, kLogBucketCap));
+      lb = r < 0 ? -mag : mag;
+    }
+  }
+  int64_t span = getLogSpan(*this);
+  return std::clamp(lb + span, int64_t(0), 2 * span - 1);
+}
+
+Value LogBucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
+                                    Value j) const {
+  ArithBuilder ab{builder, loc};
+  Value r = ab.sub(i, j);
+  Value lb = r;
+  if (getPositionBuckets() > 0) {
+    LogParams p = getLogParams(*this);
+    Value absR = ab.abs(r);
+    Value mid = ab.idx(p.mid);
+    Value af = ab.toF32(ab.max(absR, mid));
+    Value v = ab.addf(
+        ab.ceil(ab.mulf(
+            ab.divf(ab.log(ab.divf(af, ab.f32(static_cast<float>(p.mid)))),
+                    ab.f32(p.logRatio)),
+            ab.f32(p.logBuckets))),
+        ab.f32(static_cast<float>(p.mid)));
+    Value mag = ab.toIndex(ab.minf(v, ab.f32(kLogBucketCap)));
+    Value zero = ab.idx(0);
+    Value signedMag = ab.select(ab.cmp(arith::CmpIPredicate::slt, r, zero),
+                                ab.sub(zero, mag), mag);
+    lb = ab.select(ab.cmp(arith::CmpIPredicate::sle, absR, mid), r, signedMag);
+  }
+  int64_t span = getLogSpan(*this);
+  return ab.clamp(ab.add(lb, ab.idx(span)), 0, 2 * span - 1);
+}
+
+bool LogBucketingAttr::isToeplitz() const { return true; }
+
+//===----------------------------------------------------------------------===//
+// #rpe.window2d
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+Window2DBucketingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                              int64_t height, int64_t width) {
+  // (2Wh - 1)(2Ww - 1) and Wh·Ww must stay well inside int32.
+  constexpr int64_t kMaxSide = 1 << 14;
+  if (failed(checkRange(emitError, "window2d", "height", height, 1,
+                        kMaxSide)) ||
+      failed(checkRange(emitError, "window2d", "width", width, 1, kMaxSide)))
+    return failure();
+  return success();
+}
+
+int64_t Window2DBucketingAttr::getNumBuckets() const {
+  return (2 * getHeight() - 1) * (2 * getWidth() - 1);
+}
+
+int64_t Window2DBucketingAttr::bucket(int64_t i, int64_t j) const {
+  int64_t wh = getHeight(), ww = getWidth();
+  int64_t hi = floorDiv(i, ww), hj = floorDiv(j, ww);
+  int64_t wi = i - hi * ww, wj = j - hj * ww;
+  int64_t dh = std::clamp(diff(hi, hj), -(wh - 1), wh - 1);
+  int64_t dw = std::clamp(wi - wj, -(ww - 1), ww - 1);
+  return (dh + wh - 1) * (2 * ww - 1) + (dw + ww - 1);
+}
+
+Value Window2DBucketingAttr::buildBucket(OpBuilder &builder, Location loc,
+                                         Value i, Value j) const {
+  ArithBuilder ab{builder, loc};
+  int64_t wh = getHeight(), ww = getWidth();
+  Value hi = ab.floorDiv(i, ww), hj = ab.floorDiv(j, ww);
+  Value wIdx = ab.idx(ww);
+  Value wi = ab.sub(i, ab.mul(hi, wIdx)), wj = ab.sub(j, ab.mul(hj, wIdx));
+  Value dh = ab.clamp(ab.sub(hi, hj), -(wh - 1), wh - 1);
+  Value dw = ab.clamp(ab.sub(wi, wj), -(ww - 1), ww - 1);
+  return ab.add(ab.mul(ab.add(dh, ab.idx(wh - 1)), ab.idx(2 * ww - 1)),
+                ab.add(dw, ab.idx(ww - 1)));
+}
+
+bool Window2DBucketingAttr::isToeplitz() const { return false; }

@@ -1,0 +1,103 @@
+//===- RPECanonicalize.cpp - rpe canonicalization patterns ------*- C++ -*-===//
+
+#include "rpe/Dialect/RPE/IR/RPEOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::rpe;
+
+namespace {
+
+/// A table with a single bucket row gives the same value for every (i, j):
+/// the bias is a broadcast of that row.
+///
+///   rpe.relative_bias %t by #rpe.clip<max_distance = 0> : 1×H -> H×Lq×Lk
+/// becomes
+///   %row = tensor.collapse_shape %t [[0, 1]] : 1×H -> H
+///   linalg.broadcast ins(%row) outs(tensor.empty) dimensions = [1, 2]
+struct SingleBucketBiasToBroadcast : OpRewritePattern<RelativeBiasOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RelativeBiasOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getBucketing().getNumBuckets() != 1)
+      return rewriter.notifyMatchFailure(op, "more than one bucket");
+    Location loc = op.getLoc();
+    RankedTensorType resultType = op.getResult().getType();
+    Value row = tensor::CollapseShapeOp::create(
+        rewriter, loc, op.getTable(), ArrayRef<ReassociationIndices>{{0, 1}});
+    auto rowType = RankedTensorType::get({resultType.getDimSize(0)},
+                                         resultType.getElementType());
+    if (row.getType() != rowType)
+      row = tensor::CastOp::create(rewriter, loc, rowType, row);
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultType,
+                                         op.getDynamicSizes());
+    auto broadcast = linalg::BroadcastOp::create(rewriter, loc, row, init,
+                                                 ArrayRef<int64_t>{1, 2});
+    rewriter.replaceOp(op, broadcast->getResults());
+    return success();
+  }
+};
+
+/// R(p2)·R(p1)·x = R(p1 + p2)·x when both rotations use the same
+/// frequencies and layout.
+struct ComposeRotary : OpRewritePattern<RotaryOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RotaryOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inner = op.getX().getDefiningOp<RotaryOp>();
+    if (!inner)
+      return rewriter.notifyMatchFailure(op, "input is not an rpe.rotary");
+    if (inner.getTheta() != op.getTheta() ||
+        inner.getInterleaved() != op.getInterleaved() ||
+        inner.getEffectiveRotaryDim() != op.getEffectiveRotaryDim() ||
+        ShapedType::isDynamic(op.getEffectiveRotaryDim()))
+      return rewriter.notifyMatchFailure(op, "different frequencies or layout");
+    if (inner.getPositions().getType() != op.getPositions().getType())
+      return rewriter.notifyMatchFailure(op, "position shapes differ");
+    Value sum = arith::AddIOp::create(rewriter, op.getLoc(),
+                                      inner.getPositions(), op.getPositions());
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getXMutable().assign(inner.getX());
+      op.getPositionsMutable().assign(sum);
+    });
+    return success();
+  }
+};
+
+/// Adding a zero bias changes nothing: drop it.
+struct DropZeroBias : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Value bias = op.getBias();
+    if (!bias || !matchPattern(bias, m_AnyZeroFloat()))
+      return rewriter.notifyMatchFailure(op, "no splat-zero bias");
+    rewriter.modifyOpInPlace(op, [&] { op.getBiasMutable().clear(); });
+    return success();
+  }
+};
+
+} // namespace
+
+void RelativeBiasOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                                 MLIRContext *context) {
+  results.add<SingleBucketBiasToBroadcast>(context);
+}
+
+void RotaryOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                           MLIRContext *context) {
+  results.add<ComposeRotary>(context);
+}
+
+void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
+                                              MLIRContext *context) {
+  results.add<DropZeroBias>(context);
+}

@@ -1,0 +1,16 @@
+//===- InitAll.cpp - register everything rpe provides -----------*- C++ -*-===//
+
+#include "rpe/InitAll.h"
+#include "rpe/Dialect/RPE/IR/RPEDialect.h"
+
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+
+void mlir::rpe::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<RPEDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+}
+
+void mlir::rpe::registerAllPasses() { mlir::registerAllPasses(); }

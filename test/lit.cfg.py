@@ -1,0 +1,26 @@
+# -*- Python -*-
+# lit configuration for rpe's regression tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "RPE"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.rpe_obj_root, "test")
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Unit"]
+
+config.substitutions.append(("%rpe_src_root", config.rpe_src_root))
+config.substitutions.append(("%rpe_obj_root", config.rpe_obj_root))
+config.substitutions.append(("%llvm_lib_dir", config.llvm_lib_dir))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+tool_dirs = [config.rpe_tools_dir, config.llvm_tools_dir]
+tools = [ToolSubst("rpe-opt", unresolved="fatal")]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
