@@ -14,8 +14,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include "gtest/gtest.h"
@@ -158,7 +158,7 @@ TEST_F(BucketingTest, HandComputedSpotChecks) {
   // DeBERTa-v2, P = 256, M = 512: c = 128, S = 256.
   auto lg = LogBucketingAttr::get(&ctx, 256, 512);
   EXPECT_EQ(lg.getNumBuckets(), 512);
-  EXPECT_EQ(lg.bucket(128, 0), 128 + 256);  // |r| = c: r itself.
+  EXPECT_EQ(lg.bucket(128, 0), 128 + 256); // |r| = c: r itself.
   // |r| = c + 1: 128 + ceil(ln(129/128)/ln(511/128)·127) = 128 + 1.
   EXPECT_EQ(lg.bucket(129, 0), 129 + 256);
   EXPECT_EQ(lg.bucket(0, 129), -129 + 256); // negative r.
@@ -175,10 +175,10 @@ TEST_F(BucketingTest, HandComputedSpotChecks) {
   auto w = Window2DBucketingAttr::get(&ctx, 7, 7);
   EXPECT_EQ(w.getNumBuckets(), 169);
   EXPECT_EQ(w.bucket(0, 0), 84);
-  EXPECT_EQ(w.bucket(0, 48), 0);    // dh = dw = -6
-  EXPECT_EQ(w.bucket(48, 0), 168);  // dh = dw = +6
-  EXPECT_EQ(w.bucket(6, 42), 12);   // (0,6) vs (6,0): dh = -6, dw = +6
-  EXPECT_EQ(w.bucket(42, 6), 156);  // dh = +6, dw = -6
+  EXPECT_EQ(w.bucket(0, 48), 0);   // dh = dw = -6
+  EXPECT_EQ(w.bucket(48, 0), 168); // dh = dw = +6
+  EXPECT_EQ(w.bucket(6, 42), 12);  // (0,6) vs (6,0): dh = -6, dw = +6
+  EXPECT_EQ(w.bucket(42, 6), 156); // dh = +6, dw = -6
   // Outside the window the offsets clamp, so buckets stay in range.
   EXPECT_EQ(w.bucket(1000, 0), 168);
   EXPECT_EQ(w.bucket(-1, 0), w.bucket(6, 7)); // -1 sits at (-1, 6)

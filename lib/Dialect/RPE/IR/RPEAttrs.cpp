@@ -32,6 +32,27 @@ void RPEDialect::registerAttributes() {
       >();
 }
 
+ParseResult mlir::rpe::parseBucketingAttr(AsmParser &parser,
+                                          BucketingAttrInterface &bucketing) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef mnemonic;
+  Attribute attr;
+  OptionalParseResult result =
+      generatedAttributeParser(parser, &mnemonic, Type(), attr);
+  if (!result.has_value())
+    return parser.emitError(loc) << "expected a bucketing scheme: clip<...>, "
+                                    "t5<...>, log<...> or window2d<...>";
+  if (failed(*result))
+    return failure();
+  bucketing = cast<BucketingAttrInterface>(attr);
+  return success();
+}
+
+void mlir::rpe::printBucketingAttr(AsmPrinter &printer,
+                                   BucketingAttrInterface bucketing) {
+  (void)generatedAttributePrinter(bucketing, printer);
+}
+
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
@@ -86,8 +107,7 @@ struct ArithBuilder {
     return arith::SelectOp::create(b, loc, c, x, y);
   }
   Value abs(Value x) {
-    return select(cmp(arith::CmpIPredicate::slt, x, idx(0)), sub(idx(0), x),
-                  x);
+    return select(cmp(arith::CmpIPredicate::slt, x, idx(0)), sub(idx(0), x), x);
   }
   Value floorDiv(Value x, int64_t d) {
     return arith::FloorDivSIOp::create(b, loc, x, idx(d));
@@ -170,8 +190,8 @@ struct T5Params {
 } // namespace
 
 static T5Params getT5Params(T5BucketingAttr attr) {
-  int64_t half = attr.getBidirectional() ? attr.getNumBuckets() / 2
-                                         : attr.getNumBuckets();
+  int64_t half =
+      attr.getBidirectional() ? attr.getNumBuckets() / 2 : attr.getNumBuckets();
   int64_t exact = half / 2;
   float logRatio = static_cast<float>(
       std::log(static_cast<double>(attr.getMaxDistance()) / exact));
@@ -214,10 +234,10 @@ Value T5BucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
   Value exact = ab.idx(p.exact);
   // The log branch is evaluated for every a; max(a, e) keeps it finite.
   Value af = ab.toF32(ab.max(a, exact));
-  Value v = ab.mulf(
-      ab.divf(ab.log(ab.divf(af, ab.f32(static_cast<float>(p.exact)))),
-              ab.f32(p.logRatio)),
-      ab.f32(p.logBuckets));
+  Value v =
+      ab.mulf(ab.divf(ab.log(ab.divf(af, ab.f32(static_cast<float>(p.exact)))),
+                      ab.f32(p.logRatio)),
+              ab.f32(p.logBuckets));
   v = ab.minf(v, ab.f32(static_cast<float>(p.half)));
   Value large = ab.min(ab.add(exact, ab.toIndex(v)), ab.idx(p.half - 1));
   Value b = ab.select(ab.cmp(arith::CmpIPredicate::slt, a, exact), a, large);
@@ -232,7 +252,8 @@ bool T5BucketingAttr::isToeplitz() const { return true; }
 
 LogicalResult
 LogBucketingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                         int64_t positionBuckets, int64_t maxRelativePositions) {
+                         int64_t positionBuckets,
+                         int64_t maxRelativePositions) {
   if (failed(checkRange(emitError, "log", "position_buckets", positionBuckets,
                         0, kMaxBucketParam)) ||
       failed(checkRange(emitError, "log", "max_relative_positions",
@@ -336,8 +357,8 @@ Window2DBucketingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                               int64_t height, int64_t width) {
   // (2Wh - 1)(2Ww - 1) and Wh·Ww must stay well inside int32.
   constexpr int64_t kMaxSide = 1 << 14;
-  if (failed(checkRange(emitError, "window2d", "height", height, 1,
-                        kMaxSide)) ||
+  if (failed(
+          checkRange(emitError, "window2d", "height", height, 1, kMaxSide)) ||
       failed(checkRange(emitError, "window2d", "width", width, 1, kMaxSide)))
     return failure();
   return success();

@@ -103,11 +103,26 @@ struct ShapeChecker {
 };
 } // namespace
 
-static bool failedAny(std::initializer_list<LogicalResult> results) {
-  for (LogicalResult r : results)
-    if (failed(r))
-      return true;
-  return false;
+/// "f32, index" (diagnostics quote types streamed one by one).
+static std::string typesToString(TypeRange types) {
+  std::string str;
+  llvm::raw_string_ostream os(str);
+  llvm::interleaveComma(types, os);
+  return str;
+}
+
+//===----------------------------------------------------------------------===//
+// Custom directive: the bucketing attribute
+//===----------------------------------------------------------------------===//
+
+static ParseResult parseBucketing(OpAsmParser &parser,
+                                  BucketingAttrInterface &bucketing) {
+  return parseBucketingAttr(parser, bucketing);
+}
+
+static void printBucketing(OpAsmPrinter &printer, Operation *,
+                           BucketingAttrInterface bucketing) {
+  printBucketingAttr(printer, bucketing);
 }
 
 //===----------------------------------------------------------------------===//
@@ -131,18 +146,18 @@ LogicalResult RelativeBiasOp::verify() {
   ShapeChecker c{*this};
   auto table = getTable().getType();
   auto result = getResult().getType();
-  if (failedAny({c.rank(table, "table", 2, "NB×H"),
-                 c.rank(result, "result", 3, "H×Lq×Lk")}))
+  if ((failed(c.rank(table, "table", 2, "NB×H")) ||
+       failed(c.rank(result, "result", 3, "H×Lq×Lk"))))
     return failure();
-  return success(!failedAny({
-      c.elementTypes({{"table", table}, {"result", result}}),
-      c.buckets(getBucketing(), table.getDimSize(0), "table"),
-      c.same(table.getDimSize(1), result.getDimSize(0), "head count", "table",
-             "result"),
-      c.dynamicSizes(result, getDynamicSizes().size()),
-      c.lengths(result.getDimSize(1), result.getDimSize(2)),
-      c.window(getBucketing(), result.getDimSize(1), result.getDimSize(2)),
-  }));
+  return success(
+      !(failed(c.elementTypes({{"table", table}, {"result", result}})) ||
+        failed(c.buckets(getBucketing(), table.getDimSize(0), "table")) ||
+        failed(c.same(table.getDimSize(1), result.getDimSize(0), "head count",
+                      "table", "result")) ||
+        failed(c.dynamicSizes(result, getDynamicSizes().size())) ||
+        failed(c.lengths(result.getDimSize(1), result.getDimSize(2))) ||
+        failed(c.window(getBucketing(), result.getDimSize(1),
+                        result.getDimSize(2)))));
 }
 
 //===----------------------------------------------------------------------===//
@@ -174,8 +189,8 @@ LogicalResult AlibiOp::verify() {
   auto result = getResult().getType();
   if (failed(c.rank(result, "result", 3, "H×Lq×Lk")))
     return failure();
-  if (failedAny({c.dynamicSizes(result, getDynamicSizes().size()),
-                 c.lengths(result.getDimSize(1), result.getDimSize(2))}))
+  if ((failed(c.dynamicSizes(result, getDynamicSizes().size())) ||
+       failed(c.lengths(result.getDimSize(1), result.getDimSize(2)))))
     return failure();
   if (std::optional<ArrayRef<double>> slopes = getSlopes()) {
     if (!result.isDynamicDim(0) &&
@@ -214,12 +229,12 @@ LogicalResult RotaryOp::verify() {
   if (pos.getRank() == 2 && rank < 3)
     return emitOpError() << "positions of shape B×L need x of rank >= 3, got "
                          << x;
-  if (failedAny({c.same(pos.getDimSize(pos.getRank() - 1), length,
-                        "sequence length", "positions", "x"),
-                 pos.getRank() == 2 ? c.same(pos.getDimSize(0), x.getDimSize(0),
-                                             "batch size", "positions", "x")
-                                    : success(),
-                 c.seqLength(length, "L")}))
+  if ((failed(c.same(pos.getDimSize(pos.getRank() - 1), length,
+                     "sequence length", "positions", "x")) ||
+       failed(pos.getRank() == 2 ? c.same(pos.getDimSize(0), x.getDimSize(0),
+                                          "batch size", "positions", "x")
+                                 : success()) ||
+       failed(c.seqLength(length, "L"))))
     return failure();
   double theta = getTheta().convertToDouble();
   if (!std::isfinite(theta) || theta <= 0.0)
@@ -253,25 +268,26 @@ LogicalResult ShawLogitsOp::verify() {
   auto q = getQ().getType();
   auto emb = getEmb().getType();
   auto result = getResult().getType();
-  if (failedAny({c.rank(q, "q", 4, "B×H×Lq×D"), c.rank(emb, "emb", 2, "NB×D"),
-                 c.rank(result, "result", 4, "B×H×Lq×Lk")}))
+  if ((failed(c.rank(q, "q", 4, "B×H×Lq×D")) ||
+       failed(c.rank(emb, "emb", 2, "NB×D")) ||
+       failed(c.rank(result, "result", 4, "B×H×Lq×Lk"))))
     return failure();
   if (result.isDynamicDim(3) != static_cast<bool>(getKeyLength()))
     return emitOpError() << "expects a key_length operand exactly when Lk is "
                             "dynamic in the result type";
-  return success(!failedAny({
-      c.elementTypes({{"q", q}, {"emb", emb}, {"result", result}}),
-      c.buckets(getBucketing(), emb.getDimSize(0), "emb"),
-      c.same(emb.getDimSize(1), q.getDimSize(3), "head dimension", "emb", "q"),
-      c.same(q.getDimSize(0), result.getDimSize(0), "batch size", "q",
-             "result"),
-      c.same(q.getDimSize(1), result.getDimSize(1), "head count", "q",
-             "result"),
-      c.same(q.getDimSize(2), result.getDimSize(2), "query length", "q",
-             "result"),
-      c.lengths(q.getDimSize(2), result.getDimSize(3)),
-      c.window(getBucketing(), q.getDimSize(2), result.getDimSize(3)),
-  }));
+  return success(!(
+      failed(c.elementTypes({{"q", q}, {"emb", emb}, {"result", result}})) ||
+      failed(c.buckets(getBucketing(), emb.getDimSize(0), "emb")) ||
+      failed(c.same(emb.getDimSize(1), q.getDimSize(3), "head dimension", "emb",
+                    "q")) ||
+      failed(c.same(q.getDimSize(0), result.getDimSize(0), "batch size", "q",
+                    "result")) ||
+      failed(c.same(q.getDimSize(1), result.getDimSize(1), "head count", "q",
+                    "result")) ||
+      failed(c.same(q.getDimSize(2), result.getDimSize(2), "query length", "q",
+                    "result")) ||
+      failed(c.lengths(q.getDimSize(2), result.getDimSize(3))) ||
+      failed(c.window(getBucketing(), q.getDimSize(2), result.getDimSize(3)))));
 }
 
 LogicalResult ShawValuesOp::verify() {
@@ -279,23 +295,23 @@ LogicalResult ShawValuesOp::verify() {
   auto p = getP().getType();
   auto emb = getEmb().getType();
   auto result = getResult().getType();
-  if (failedAny({c.rank(p, "p", 4, "B×H×Lq×Lk"), c.rank(emb, "emb", 2, "NB×D"),
-                 c.rank(result, "result", 4, "B×H×Lq×D")}))
+  if ((failed(c.rank(p, "p", 4, "B×H×Lq×Lk")) ||
+       failed(c.rank(emb, "emb", 2, "NB×D")) ||
+       failed(c.rank(result, "result", 4, "B×H×Lq×D"))))
     return failure();
-  return success(!failedAny({
-      c.elementTypes({{"p", p}, {"emb", emb}, {"result", result}}),
-      c.buckets(getBucketing(), emb.getDimSize(0), "emb"),
-      c.same(emb.getDimSize(1), result.getDimSize(3), "head dimension", "emb",
-             "result"),
-      c.same(p.getDimSize(0), result.getDimSize(0), "batch size", "p",
-             "result"),
-      c.same(p.getDimSize(1), result.getDimSize(1), "head count", "p",
-             "result"),
-      c.same(p.getDimSize(2), result.getDimSize(2), "query length", "p",
-             "result"),
-      c.lengths(p.getDimSize(2), p.getDimSize(3)),
-      c.window(getBucketing(), p.getDimSize(2), p.getDimSize(3)),
-  }));
+  return success(
+      !(failed(c.elementTypes({{"p", p}, {"emb", emb}, {"result", result}})) ||
+        failed(c.buckets(getBucketing(), emb.getDimSize(0), "emb")) ||
+        failed(c.same(emb.getDimSize(1), result.getDimSize(3), "head dimension",
+                      "emb", "result")) ||
+        failed(c.same(p.getDimSize(0), result.getDimSize(0), "batch size", "p",
+                      "result")) ||
+        failed(c.same(p.getDimSize(1), result.getDimSize(1), "head count", "p",
+                      "result")) ||
+        failed(c.same(p.getDimSize(2), result.getDimSize(2), "query length",
+                      "p", "result")) ||
+        failed(c.lengths(p.getDimSize(2), p.getDimSize(3))) ||
+        failed(c.window(getBucketing(), p.getDimSize(2), p.getDimSize(3)))));
 }
 
 //===----------------------------------------------------------------------===//
@@ -307,45 +323,46 @@ LogicalResult DisentangledBiasOp::verify() {
   auto q = getQ().getType(), k = getK().getType();
   auto posQ = getPosQ().getType(), posK = getPosK().getType();
   auto result = getResult().getType();
-  if (failedAny({c.rank(q, "q", 4, "B×H×Lq×D"), c.rank(k, "k", 4, "B×H×Lk×D"),
-                 c.rank(posQ, "pos_q", 3, "H×NB×D"),
-                 c.rank(posK, "pos_k", 3, "H×NB×D"),
-                 c.rank(result, "result", 4, "B×H×Lq×Lk")}))
+  if ((failed(c.rank(q, "q", 4, "B×H×Lq×D")) ||
+       failed(c.rank(k, "k", 4, "B×H×Lk×D")) ||
+       failed(c.rank(posQ, "pos_q", 3, "H×NB×D")) ||
+       failed(c.rank(posK, "pos_k", 3, "H×NB×D")) ||
+       failed(c.rank(result, "result", 4, "B×H×Lq×Lk"))))
     return failure();
   if (!getC2p() && !getP2c())
     return emitOpError() << "needs at least one of 'c2p' and 'p2c'";
-  if (failedAny({c.elementTypes({{"q", q},
-                                 {"k", k},
-                                 {"pos_q", posQ},
-                                 {"pos_k", posK},
-                                 {"result", result}}),
-                 c.same(q.getDimSize(0), k.getDimSize(0), "batch size", "q",
-                        "k"),
-                 c.same(q.getDimSize(1), k.getDimSize(1), "head count", "q",
-                        "k"),
-                 c.same(q.getDimSize(3), k.getDimSize(3), "head dimension", "q",
-                        "k")}))
+  if ((failed(c.elementTypes({{"q", q},
+                              {"k", k},
+                              {"pos_q", posQ},
+                              {"pos_k", posK},
+                              {"result", result}})) ||
+       failed(
+           c.same(q.getDimSize(0), k.getDimSize(0), "batch size", "q", "k")) ||
+       failed(
+           c.same(q.getDimSize(1), k.getDimSize(1), "head count", "q", "k")) ||
+       failed(c.same(q.getDimSize(3), k.getDimSize(3), "head dimension", "q",
+                     "k"))))
     return failure();
-  for (auto [pos, name] : {std::pair<RankedTensorType, StringRef>{posQ, "pos_q"},
-                           std::pair<RankedTensorType, StringRef>{posK, "pos_k"}})
-    if (failedAny({c.same(pos.getDimSize(0), q.getDimSize(1), "head count",
-                          name, "q"),
-                   c.buckets(getBucketing(), pos.getDimSize(1), name),
-                   c.same(pos.getDimSize(2), q.getDimSize(3), "head dimension",
-                          name, "q")}))
+  for (auto [pos, name] :
+       {std::pair<RankedTensorType, StringRef>{posQ, "pos_q"},
+        std::pair<RankedTensorType, StringRef>{posK, "pos_k"}})
+    if ((failed(c.same(pos.getDimSize(0), q.getDimSize(1), "head count", name,
+                       "q")) ||
+         failed(c.buckets(getBucketing(), pos.getDimSize(1), name)) ||
+         failed(c.same(pos.getDimSize(2), q.getDimSize(3), "head dimension",
+                       name, "q"))))
       return failure();
-  return success(!failedAny({
-      c.same(q.getDimSize(0), result.getDimSize(0), "batch size", "q",
-             "result"),
-      c.same(q.getDimSize(1), result.getDimSize(1), "head count", "q",
-             "result"),
-      c.same(q.getDimSize(2), result.getDimSize(2), "query length", "q",
-             "result"),
-      c.same(k.getDimSize(2), result.getDimSize(3), "key length", "k",
-             "result"),
-      c.lengths(q.getDimSize(2), k.getDimSize(2)),
-      c.window(getBucketing(), q.getDimSize(2), k.getDimSize(2)),
-  }));
+  return success(
+      !(failed(c.same(q.getDimSize(0), result.getDimSize(0), "batch size", "q",
+                      "result")) ||
+        failed(c.same(q.getDimSize(1), result.getDimSize(1), "head count", "q",
+                      "result")) ||
+        failed(c.same(q.getDimSize(2), result.getDimSize(2), "query length",
+                      "q", "result")) ||
+        failed(c.same(k.getDimSize(2), result.getDimSize(3), "key length", "k",
+                      "result")) ||
+        failed(c.lengths(q.getDimSize(2), k.getDimSize(2))) ||
+        failed(c.window(getBucketing(), q.getDimSize(2), k.getDimSize(2)))));
 }
 
 //===----------------------------------------------------------------------===//
@@ -365,27 +382,32 @@ LogicalResult AttentionOp::verify() {
   ShapeChecker c{*this};
   auto q = getQ().getType(), k = getK().getType(), v = getV().getType();
   auto result = getResult().getType();
-  if (failedAny({c.rank(q, "q", 4, "B×H×Lq×D"), c.rank(k, "k", 4, "B×Hkv×Lk×D"),
-                 c.rank(v, "v", 4, "B×Hkv×Lk×Dv"),
-                 c.rank(result, "result", 4, "B×H×Lq×Dv")}))
+  if ((failed(c.rank(q, "q", 4, "B×H×Lq×D")) ||
+       failed(c.rank(k, "k", 4, "B×Hkv×Lk×D")) ||
+       failed(c.rank(v, "v", 4, "B×Hkv×Lk×Dv")) ||
+       failed(c.rank(result, "result", 4, "B×H×Lq×Dv"))))
     return failure();
   int64_t batch = q.getDimSize(0), heads = q.getDimSize(1);
   int64_t lq = q.getDimSize(2), lk = k.getDimSize(2);
   int64_t kvHeads = k.getDimSize(1);
-  if (failedAny({
-          c.elementTypes({{"q", q}, {"k", k}, {"v", v}, {"result", result}}),
-          c.same(batch, k.getDimSize(0), "batch size", "q", "k"),
-          c.same(batch, v.getDimSize(0), "batch size", "q", "v"),
-          c.same(kvHeads, v.getDimSize(1), "key/value head count", "k", "v"),
-          c.same(lk, v.getDimSize(2), "key length", "k", "v"),
-          c.same(q.getDimSize(3), k.getDimSize(3), "head dimension", "q", "k"),
-          c.same(batch, result.getDimSize(0), "batch size", "q", "result"),
-          c.same(heads, result.getDimSize(1), "head count", "q", "result"),
-          c.same(lq, result.getDimSize(2), "query length", "q", "result"),
-          c.same(v.getDimSize(3), result.getDimSize(3), "value dimension", "v",
-                 "result"),
-          c.lengths(lq, lk),
-      }))
+  if ((failed(c.elementTypes(
+           {{"q", q}, {"k", k}, {"v", v}, {"result", result}})) ||
+       failed(c.same(batch, k.getDimSize(0), "batch size", "q", "k")) ||
+       failed(c.same(batch, v.getDimSize(0), "batch size", "q", "v")) ||
+       failed(c.same(kvHeads, v.getDimSize(1), "key/value head count", "k",
+                     "v")) ||
+       failed(c.same(lk, v.getDimSize(2), "key length", "k", "v")) ||
+       failed(c.same(q.getDimSize(3), k.getDimSize(3), "head dimension", "q",
+                     "k")) ||
+       failed(
+           c.same(batch, result.getDimSize(0), "batch size", "q", "result")) ||
+       failed(
+           c.same(heads, result.getDimSize(1), "head count", "q", "result")) ||
+       failed(
+           c.same(lq, result.getDimSize(2), "query length", "q", "result")) ||
+       failed(c.same(v.getDimSize(3), result.getDimSize(3), "value dimension",
+                     "v", "result")) ||
+       failed(c.lengths(lq, lk))))
     return failure();
   if (!ShapedType::isDynamic(heads) && !ShapedType::isDynamic(kvHeads) &&
       (kvHeads == 0 || heads % kvHeads != 0))
@@ -424,12 +446,12 @@ LogicalResult AttentionOp::verify() {
     if (!bucketing)
       return emitOpError() << "rel_values requires a 'bucketing' attribute";
     auto e = cast<RankedTensorType>(relValues.getType());
-    if (failedAny({c.rank(e, "rel_values", 2, "NB×Dv")}))
+    if ((failed(c.rank(e, "rel_values", 2, "NB×Dv"))))
       return failure();
-    if (failedAny({c.elementTypes({{"q", q}, {"rel_values", e}}),
-                   c.buckets(*bucketing, e.getDimSize(0), "rel_values"),
-                   c.same(e.getDimSize(1), v.getDimSize(3), "value dimension",
-                          "rel_values", "v")}))
+    if ((failed(c.elementTypes({{"q", q}, {"rel_values", e}})) ||
+         failed(c.buckets(*bucketing, e.getDimSize(0), "rel_values")) ||
+         failed(c.same(e.getDimSize(1), v.getDimSize(3), "value dimension",
+                       "rel_values", "v"))))
       return failure();
   }
   if (bucketing && failed(c.window(*bucketing, lq, lk)))
@@ -451,7 +473,7 @@ LogicalResult AttentionOp::verifyRegions() {
   if (block.getArgumentTypes() != TypeRange(expected))
     return emitOpError() << "expects the score_mod region to take (f32, index, "
                             "index, index, index) = (score, b, h, i, j), got ("
-                         << block.getArgumentTypes() << ")";
+                         << typesToString(block.getArgumentTypes()) << ")";
   auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
   if (!yield)
     return emitOpError() << "expects the score_mod region to end in rpe.yield";
@@ -459,7 +481,7 @@ LogicalResult AttentionOp::verifyRegions() {
       yield.getValues().front().getType() != f32)
     return yield.emitOpError()
            << "must yield exactly one f32 score, got ("
-           << yield.getValues().getTypes() << ")";
+           << typesToString(yield.getValues().getTypes()) << ")";
   return success();
 }
 

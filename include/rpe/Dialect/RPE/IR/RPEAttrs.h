@@ -23,6 +23,13 @@ constexpr int64_t kMaxBucketParam = int64_t(1) << 30;
 /// Largest static sequence length the ops accept.
 constexpr int64_t kMaxSequenceLength = (int64_t(1) << 31) - 1;
 
+/// Parses a bucketing scheme without the `#rpe.` prefix, as op assembly
+/// formats print it (`clip<max_distance = 4>`); `#rpe.clip<...>` would swallow
+/// a following `: type` list as the attribute's type.
+ParseResult parseBucketingAttr(AsmParser &parser,
+                               BucketingAttrInterface &bucketing);
+void printBucketingAttr(AsmPrinter &printer, BucketingAttrInterface bucketing);
+
 } // namespace rpe
 } // namespace mlir
 

@@ -32,12 +32,12 @@ def RPE_BucketOp : RPE_Op<"bucket", [Pure]> {
     position. Folds when both positions are constants.
 
     ```mlir
-    %b = rpe.bucket %i, %j by #rpe.t5<num_buckets = 32, max_distance = 128, bidirectional = true>
+    %b = rpe.bucket %i, %j by t5<num_buckets = 32, max_distance = 128, bidirectional = true>
     ```
   }];
   let arguments = (ins Index:$i, Index:$j, RPE_BucketingAttr:$bucketing);
   let results = (outs Index:$result);
-  let assemblyFormat = "$i `,` $j `by` $bucketing attr-dict";
+  let assemblyFormat = "$i `,` $j `by` custom<Bucketing>($bucketing) attr-dict";
   let hasFolder = 1;
 }
 
@@ -55,7 +55,7 @@ def RPE_RelativeBiasOp : RPE_Op<"relative_bias",
 
     ```mlir
     %bias = rpe.relative_bias %table offset %off sizes(%lq, %lk)
-        by #rpe.clip<max_distance = 4> : tensor<9x8xf32> -> tensor<8x?x?xf32>
+        by clip<max_distance = 4> : tensor<9x8xf32> -> tensor<8x?x?xf32>
     ```
   }];
   let arguments = (ins RPE_FloatTensor:$table, Optional<Index>:$q_offset,
@@ -64,7 +64,7 @@ def RPE_RelativeBiasOp : RPE_Op<"relative_bias",
   let results = (outs RPE_FloatTensor:$result);
   let assemblyFormat = [{
     $table (`offset` $q_offset^)? (`sizes` `(` $dynamic_sizes^ `)`)?
-    `by` $bucketing attr-dict `:` type($table) `->` type($result)
+    `by` custom<Bucketing>($bucketing) attr-dict `:` type($table) `->` type($result)
   }];
   let hasVerifier = 1;
   let hasCanonicalizer = 1;
@@ -153,7 +153,7 @@ def RPE_ShawLogitsOp : RPE_Op<"shaw_logits", [Pure]> {
     Lk and is present exactly when Lk is dynamic.
 
     ```mlir
-    %l = rpe.shaw_logits %q, %emb key_length %lk by #rpe.clip<max_distance = 4>
+    %l = rpe.shaw_logits %q, %emb key_length %lk by clip<max_distance = 4>
         : tensor<1x2x?x16xf32>, tensor<9x16xf32> -> tensor<1x2x?x?xf32>
     ```
   }];
@@ -162,7 +162,7 @@ def RPE_ShawLogitsOp : RPE_Op<"shaw_logits", [Pure]> {
                        RPE_BucketingAttr:$bucketing);
   let results = (outs RPE_FloatTensor:$result);
   let assemblyFormat = [{
-    $q `,` $emb (`key_length` $key_length^)? `by` $bucketing attr-dict
+    $q `,` $emb (`key_length` $key_length^)? `by` custom<Bucketing>($bucketing) attr-dict
     `:` type($q) `,` type($emb) `->` type($result)
   }];
   let hasVerifier = 1;
@@ -175,7 +175,7 @@ def RPE_ShawValuesOp : RPE_Op<"shaw_values", [Pure]> {
     `out[b,h,i,:] = Σ_j p[b,h,i,j]·emb[bucket(i,j), :]`.
 
     ```mlir
-    %o = rpe.shaw_values %p, %emb by #rpe.clip<max_distance = 4>
+    %o = rpe.shaw_values %p, %emb by clip<max_distance = 4>
         : tensor<1x2x8x8xf32>, tensor<9x16xf32> -> tensor<1x2x8x16xf32>
     ```
   }];
@@ -183,7 +183,7 @@ def RPE_ShawValuesOp : RPE_Op<"shaw_values", [Pure]> {
                        RPE_BucketingAttr:$bucketing);
   let results = (outs RPE_FloatTensor:$result);
   let assemblyFormat = [{
-    $p `,` $emb `by` $bucketing attr-dict
+    $p `,` $emb `by` custom<Bucketing>($bucketing) attr-dict
     `:` type($p) `,` type($emb) `->` type($result)
   }];
   let hasVerifier = 1;
@@ -203,7 +203,7 @@ def RPE_DisentangledBiasOp : RPE_Op<"disentangled_bias", [Pure]> {
 
     ```mlir
     %d = rpe.disentangled_bias %q, %k, %pq, %pk
-        by #rpe.log<position_buckets = 256, max_relative_positions = 512> c2p p2c
+        by log<position_buckets = 256, max_relative_positions = 512> c2p p2c
         : tensor<1x12x?x64xf32>, tensor<1x12x?x64xf32>, tensor<12x512x64xf32>,
           tensor<12x512x64xf32> -> tensor<1x12x?x?xf32>
     ```
@@ -214,7 +214,7 @@ def RPE_DisentangledBiasOp : RPE_Op<"disentangled_bias", [Pure]> {
                        UnitAttr:$p2c);
   let results = (outs RPE_FloatTensor:$result);
   let assemblyFormat = [{
-    $q `,` $k `,` $pos_q `,` $pos_k `by` $bucketing (`c2p` $c2p^)?
+    $q `,` $k `,` $pos_q `,` $pos_k `by` custom<Bucketing>($bucketing) (`c2p` $c2p^)?
     (`p2c` $p2c^)? attr-dict `:` type($q) `,` type($k) `,` type($pos_q) `,`
     type($pos_k) `->` type($result)
   }];
@@ -264,7 +264,7 @@ def RPE_AttentionOp : RPE_Op<"attention", [
     (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
     (`q_offset` `(` $q_offset^ `)`)?
     (`rel_values` `(` $rel_values^ `:` type($rel_values) `)`)?
-    (`by` $bucketing^)? (`causal` $causal^)? (`scale` `=` $scale^)?
+    (`by` custom<Bucketing>($bucketing)^)? (`causal` $causal^)? (`scale` `=` $scale^)?
     attr-dict-with-keyword `:` type($q) `,` type($k) `,` type($v) `->`
     type($result) ($score_mod^)?
   }];
