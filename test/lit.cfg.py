@@ -2,6 +2,7 @@
 # lit configuration for rpe's regression tests.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -17,6 +18,17 @@ config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
 config.substitutions.append(("%rpe_src_root", config.rpe_src_root))
 config.substitutions.append(("%rpe_obj_root", config.rpe_obj_root))
 config.substitutions.append(("%llvm_lib_dir", config.llvm_lib_dir))
+
+# Runs a module lowered by rpe-cpu-pipeline whose `main` returns nothing.
+runner_libs = ",".join(
+    os.path.join(config.llvm_lib_dir, lib)
+    for lib in ("libmlir_c_runner_utils.so", "libmlir_runner_utils.so"))
+config.substitutions.append(
+    ("%mlir_runner",
+     os.path.join(config.llvm_tools_dir, "mlir-runner")
+     + " -e main -entry-point-result=void -shared-libs=" + runner_libs))
+config.substitutions.append(("%mlir_runner_libs", runner_libs))
+config.substitutions.append(("%python", sys.executable))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -1,7 +1,10 @@
 //===- InitAll.cpp - register everything rpe provides -----------*- C++ -*-===//
 
 #include "rpe/InitAll.h"
+#include "rpe/Conversion/Passes.h"
 #include "rpe/Dialect/RPE/IR/RPEDialect.h"
+#include "rpe/Dialect/RPE/Transforms/Passes.h"
+#include "rpe/Pipelines/Pipelines.h"
 
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
@@ -13,4 +16,9 @@ void mlir::rpe::registerAllDialects(DialectRegistry &registry) {
   mlir::registerAllExtensions(registry);
 }
 
-void mlir::rpe::registerAllPasses() { mlir::registerAllPasses(); }
+void mlir::rpe::registerAllPasses() {
+  mlir::registerAllPasses();
+  registerRPEConversionPasses();
+  registerRPEPasses();
+  registerPipelines();
+}

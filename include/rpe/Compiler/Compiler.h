@@ -1,0 +1,66 @@
+//===- Compiler.h - ahead-of-time compilation of rpe modules ----*- C++ -*-===//
+//
+// The pieces of `rpe-compile`, shared with the C API: lower a module for a
+// target, write a C header for its entry points, and emit LLVM IR, assembly,
+// an object file or a shared library, all in-process through LLVM's
+// TargetMachine (a shared library is linked by the system C compiler driver).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RPE_COMPILER_COMPILER_H
+#define RPE_COMPILER_COMPILER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir {
+class DialectRegistry;
+
+namespace rpe {
+
+enum class EmitKind { MLIR, LLVM, Asm, Object, Shared };
+
+/// Parses an --emit value ("mlir", "llvm", "asm", "obj", "shared").
+std::optional<EmitKind> parseEmitKind(StringRef name);
+
+struct CompileOptions {
+  /// "cpu" (or "nvptx", which is not supported yet).
+  std::string target = "cpu";
+  EmitKind emit = EmitKind::Object;
+  /// LLVM optimization level, 0..3.
+  unsigned optLevel = 2;
+  /// CPU to generate code for: "generic", "native" (the host) or an LLVM CPU
+  /// name such as "skylake-avx512".
+  std::string cpu = "generic";
+};
+
+/// Registers what compiling needs: rpe, the upstream dialects and the LLVM IR
+/// translations.
+void registerCompilerDialects(DialectRegistry &registry);
+
+/// Checks the options (target, CPU, level); emits errors at `loc`.
+LogicalResult checkOptions(const CompileOptions &options, Location loc);
+
+/// Lowers `module` in place to the LLVM dialect with rpe-cpu-pipeline and
+/// checks that nothing else is left. Errors go to the context's diagnostic
+/// handler, at the location of the op that could not be lowered.
+LogicalResult lowerToLLVMDialect(ModuleOp module,
+                                 const CompileOptions &options);
+
+/// Writes a C header declaring `_mlir_ciface_<name>` for every public
+/// function of `module` (which must not be lowered yet), with the memref
+/// descriptor structs they take.
+LogicalResult writeCHeader(ModuleOp module, StringRef guard,
+                           raw_ostream &os);
+
+/// Emits the lowered `module` as `options.emit` into `outputPath` ("-" is
+/// stdout for text kinds).
+LogicalResult emitArtifact(ModuleOp module, const CompileOptions &options,
+                           StringRef outputPath);
+
+} // namespace rpe
+} // namespace mlir
+
+#endif // RPE_COMPILER_COMPILER_H

@@ -1,0 +1,44 @@
+//===- ElementBuilders.h - scalar pieces of rpe lowerings -------*- C++ -*-===//
+//
+// Scalar IR builders shared by the reference lowering (inside linalg.generic
+// bodies) and the fused attention kernels: each RPE term is defined once.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef RPE_CONVERSION_RPETOLINALG_ELEMENTBUILDERS_H
+#define RPE_CONVERSION_RPETOLINALG_ELEMENTBUILDERS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Value.h"
+
+namespace mlir {
+class Region;
+
+namespace rpe {
+
+/// Converts an `index` value to the float type `type` (through i64).
+Value castIndexToFloat(OpBuilder &b, Location loc, Value index, Type type);
+
+/// Converts a float value to the float type `type` (extf/truncf or nothing).
+Value castFloat(OpBuilder &b, Location loc, Value value, Type type);
+
+/// The default ALiBi slope (f64) of head `head` out of `numHeads` (both
+/// `index`): 2^(-8(h+1)/n) for h < n, n the largest power of two <= H, then
+/// 2^(-8(2k+1)/(2n)) for h = n + k.
+Value buildDefaultAlibiSlope(OpBuilder &b, Location loc, Value head,
+                             Value numHeads);
+
+/// ALiBi bias (f32) for query position `qPos` and key position `kPos`
+/// (`index`) with slope `slope` (f64): -m|q - k| when symmetric, else m(k - q).
+Value buildAlibiBias(OpBuilder &b, Location loc, Value slope, Value qPos,
+                     Value kPos, bool symmetric);
+
+/// Clones the single block of a `score_mod` region at the insertion point of
+/// `b`, with its arguments replaced by `args` (score, b, h, i, j); returns
+/// the value it yields.
+Value inlineScoreMod(OpBuilder &b, Region &region, ValueRange args);
+
+} // namespace rpe
+} // namespace mlir
+
+#endif // RPE_CONVERSION_RPETOLINALG_ELEMENTBUILDERS_H

@@ -1,0 +1,255 @@
+//===- Compiler.cpp - ahead-of-time compilation of rpe modules --*- C++ -*-===//
+
+#include "rpe/Compiler/Compiler.h"
+#include "rpe/InitAll.h"
+#include "rpe/Pipelines/Pipelines.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/ADT/StringSwitch.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
+
+#include <memory>
+
+using namespace mlir;
+using namespace mlir::rpe;
+
+std::optional<EmitKind> mlir::rpe::parseEmitKind(StringRef name) {
+  return llvm::StringSwitch<std::optional<EmitKind>>(name)
+      .Case("mlir", EmitKind::MLIR)
+      .Case("llvm", EmitKind::LLVM)
+      .Case("asm", EmitKind::Asm)
+      .Case("obj", EmitKind::Object)
+      .Case("shared", EmitKind::Shared)
+      .Default(std::nullopt);
+}
+
+void mlir::rpe::registerCompilerDialects(DialectRegistry &registry) {
+  registerAllDialects(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+}
+
+LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
+                                      Location loc) {
+  if (options.target == "nvptx")
+    return emitError(loc) << "--target=nvptx is not yet supported; use "
+                             "--target=cpu";
+  if (options.target != "cpu")
+    return emitError(loc) << "unknown target '" << options.target
+                          << "' (expected 'cpu' or 'nvptx')";
+  if (options.optLevel > 3)
+    return emitError(loc) << "optimization level must be 0..3, got "
+                          << options.optLevel;
+  return success();
+}
+
+LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
+                                            const CompileOptions &options) {
+  PassManager pm(module->getContext());
+  CPUPipelineOptions pipeline;
+  buildCPUPipeline(pm, pipeline);
+  if (failed(pm.run(module)))
+    return failure();
+  // Anything not in the LLVM dialect now is an op the pipeline cannot lower.
+  WalkResult walk = module.walk([](Operation *op) {
+    if (isa<ModuleOp>(op) || isa<LLVM::LLVMDialect>(op->getDialect()))
+      return WalkResult::advance();
+    op->emitError() << "cannot lower '" << op->getName()
+                    << "' to the LLVM dialect for the CPU";
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+namespace {
+
+/// The host or named CPU and its features.
+struct CPUSpec {
+  std::string name;
+  std::string features;
+};
+
+CPUSpec resolveCPU(StringRef cpu) {
+  if (cpu != "native")
+    return {cpu.str(), ""};
+  llvm::SubtargetFeatures features;
+  for (auto &f : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(f.first(), f.second);
+  return {llvm::sys::getHostCPUName().str(), features.getString()};
+}
+
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const CompileOptions &options, Location loc) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::InitializeNativeTargetAsmParser();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    emitError(loc) << "no LLVM target for " << triple.str() << ": " << error;
+    return nullptr;
+  }
+  CPUSpec cpu = resolveCPU(options.cpu);
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (cpu.name != "generic" &&
+      (!subtarget || !subtarget->isCPUStringValid(cpu.name))) {
+    emitError(loc) << "unknown CPU '" << options.cpu << "' for "
+                   << triple.str();
+    return nullptr;
+  }
+  llvm::CodeGenOptLevel level =
+      llvm::CodeGenOpt::getLevel(options.optLevel).value_or(
+          llvm::CodeGenOptLevel::Default);
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, cpu.name, cpu.features, llvm::TargetOptions(), llvm::Reloc::PIC_,
+      std::nullopt, level));
+  if (!tm)
+    emitError(loc) << "cannot create a target machine for " << triple.str();
+  return tm;
+}
+
+/// Finds the C compiler driver used to link shared libraries.
+std::optional<std::string> findLinkerDriver() {
+  for (StringRef name : {"cc", "gcc", "clang", "clang-22"})
+    if (llvm::ErrorOr<std::string> path = llvm::sys::findProgramByName(name))
+      return *path;
+  return std::nullopt;
+}
+
+LogicalResult emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
+                              llvm::CodeGenFileType kind, StringRef path,
+                              Location loc) {
+  std::error_code ec;
+  auto out = std::make_unique<llvm::ToolOutputFile>(
+      path, ec,
+      kind == llvm::CodeGenFileType::ObjectFile ? llvm::sys::fs::OF_None
+                                                : llvm::sys::fs::OF_Text);
+  if (ec)
+    return emitError(loc) << "cannot open '" << path << "': " << ec.message();
+  llvm::legacy::PassManager pm;
+  if (tm.addPassesToEmitFile(pm, out->os(), nullptr, kind))
+    return emitError(loc) << "the target cannot emit this file type";
+  pm.run(module);
+  out->keep();
+  return success();
+}
+
+LogicalResult linkShared(StringRef objectPath, StringRef outputPath,
+                         bool needsRunnerUtils, Location loc) {
+  std::optional<std::string> driver = findLinkerDriver();
+  if (!driver)
+    return emitError(loc) << "--emit=shared needs a C compiler driver (cc, "
+                             "gcc or clang) on PATH to link";
+  SmallVector<std::string> args = {*driver, "-shared", "-o", outputPath.str(),
+                                   objectPath.str(), "-lm"};
+  if (needsRunnerUtils) {
+    std::string libDir = RPE_LLVM_LIBRARY_DIR;
+    args.push_back("-L" + libDir);
+    args.push_back("-Wl,-rpath," + libDir);
+    args.push_back("-lmlir_c_runner_utils");
+  }
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(*driver, argRefs, std::nullopt, {}, 0, 0,
+                                     &message);
+  if (rc != 0)
+    return emitError(loc) << "linking '" << outputPath << "' with " << *driver
+                          << " failed (exit " << rc << ")"
+                          << (message.empty() ? "" : ": ") << message;
+  return success();
+}
+
+} // namespace
+
+LogicalResult mlir::rpe::emitArtifact(ModuleOp module,
+                                      const CompileOptions &options,
+                                      StringRef outputPath) {
+  Location loc = module.getLoc();
+  if (options.emit == EmitKind::MLIR) {
+    std::error_code ec;
+    llvm::ToolOutputFile out(outputPath, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return emitError(loc) << "cannot open '" << outputPath
+                            << "': " << ec.message();
+    module.print(out.os());
+    out.keep();
+    return success();
+  }
+
+  std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, loc);
+  if (!tm)
+    return failure();
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "rpe");
+  if (!llvmModule)
+    return emitError(loc) << "translation to LLVM IR failed";
+  llvmModule->setTargetTriple(tm->getTargetTriple());
+  llvmModule->setDataLayout(tm->createDataLayout());
+  if (llvm::Error err = makeOptimizingTransformer(options.optLevel, 0,
+                                                  tm.get())(llvmModule.get()))
+    return emitError(loc) << "LLVM optimization failed: "
+                          << llvm::toString(std::move(err));
+
+  switch (options.emit) {
+  case EmitKind::LLVM: {
+    std::error_code ec;
+    llvm::ToolOutputFile out(outputPath, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return emitError(loc) << "cannot open '" << outputPath
+                            << "': " << ec.message();
+    llvmModule->print(out.os(), nullptr);
+    out.keep();
+    return success();
+  }
+  case EmitKind::Asm:
+    return emitMachineCode(*llvmModule, *tm, llvm::CodeGenFileType::AssemblyFile,
+                           outputPath, loc);
+  case EmitKind::Object:
+    return emitMachineCode(*llvmModule, *tm, llvm::CodeGenFileType::ObjectFile,
+                           outputPath, loc);
+  case EmitKind::Shared: {
+    if (outputPath == "-")
+      return emitError(loc) << "--emit=shared needs an output file (-o)";
+    SmallString<128> objectPath;
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
+            "rpe-compile", "o", objectPath))
+      return emitError(loc) << "cannot create a temporary file: "
+                            << ec.message();
+    llvm::FileRemover remover(objectPath);
+    bool needsRunnerUtils = llvmModule->getFunction("memrefCopy") != nullptr;
+    if (failed(emitMachineCode(*llvmModule, *tm,
+                               llvm::CodeGenFileType::ObjectFile, objectPath,
+                               loc)))
+      return failure();
+    return linkShared(objectPath, outputPath, needsRunnerUtils, loc);
+  }
+  case EmitKind::MLIR:
+    break;
+  }
+  llvm_unreachable("unhandled emit kind");
+}

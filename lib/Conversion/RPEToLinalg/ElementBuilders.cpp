@@ -1,0 +1,94 @@
+//===- ElementBuilders.cpp - scalar pieces of rpe lowerings -----*- C++ -*-===//
+
+#include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
+#include "rpe/Dialect/RPE/IR/RPEOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace mlir::rpe;
+
+Value mlir::rpe::castIndexToFloat(OpBuilder &b, Location loc, Value index,
+                                  Type type) {
+  Value i64 = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  return arith::SIToFPOp::create(b, loc, type, i64);
+}
+
+Value mlir::rpe::castFloat(OpBuilder &b, Location loc, Value value, Type type) {
+  unsigned from = value.getType().getIntOrFloatBitWidth();
+  unsigned to = type.getIntOrFloatBitWidth();
+  if (value.getType() == type)
+    return value;
+  if (from < to)
+    return arith::ExtFOp::create(b, loc, type, value);
+  if (from > to)
+    return arith::TruncFOp::create(b, loc, type, value);
+  // Same width, different format (f16 <-> bf16): through f32.
+  Value f32 = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+  return arith::TruncFOp::create(b, loc, type, f32);
+}
+
+Value mlir::rpe::buildDefaultAlibiSlope(OpBuilder &b, Location loc, Value head,
+                                        Value numHeads) {
+  Type i64 = b.getI64Type(), f64 = b.getF64Type();
+  auto cst = [&](int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto f = [&](double v) {
+    return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v));
+  };
+  // n = 2^(63 - ctlz(H)): the largest power of two <= H.
+  Value h64 = arith::IndexCastOp::create(b, loc, i64, numHeads);
+  Value lz = math::CountLeadingZerosOp::create(b, loc, h64);
+  Value shift = arith::SubIOp::create(
+      b, loc, arith::ConstantIntOp::create(b, loc, i64, 63), lz);
+  Value n64 = arith::ShLIOp::create(
+      b, loc, arith::ConstantIntOp::create(b, loc, i64, 1), shift);
+  Value n = arith::IndexCastOp::create(b, loc, b.getIndexType(), n64);
+  Value nf = arith::SIToFPOp::create(b, loc, f64, n64);
+  // h < n: -8(h+1)/n.  h >= n: -8(2(h-n)+1)/(2n).
+  Value inFirst =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, head, n);
+  Value hPlus1 = castIndexToFloat(
+      b, loc, arith::AddIOp::create(b, loc, head, cst(1)), f64);
+  Value first = arith::DivFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, f(-8.0), hPlus1), nf);
+  Value k = arith::SubIOp::create(b, loc, head, n);
+  Value odd = castIndexToFloat(
+      b, loc,
+      arith::AddIOp::create(b, loc, arith::MulIOp::create(b, loc, k, cst(2)),
+                            cst(1)),
+      f64);
+  Value second =
+      arith::DivFOp::create(b, loc, arith::MulFOp::create(b, loc, f(-8.0), odd),
+                            arith::MulFOp::create(b, loc, f(2.0), nf));
+  Value exponent = arith::SelectOp::create(b, loc, inFirst, first, second);
+  return math::Exp2Op::create(b, loc, exponent);
+}
+
+Value mlir::rpe::buildAlibiBias(OpBuilder &b, Location loc, Value slope,
+                                Value qPos, Value kPos, bool symmetric) {
+  Type f64 = b.getF64Type();
+  Value dist = arith::SubIOp::create(b, loc, kPos, qPos);
+  if (symmetric) {
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value neg = arith::SubIOp::create(b, loc, zero, dist);
+    // -|d| = min(d, -d).
+    dist = arith::MinSIOp::create(b, loc, dist, neg);
+  }
+  Value value = arith::MulFOp::create(b, loc, castFloat(b, loc, slope, f64),
+                                      castIndexToFloat(b, loc, dist, f64));
+  return arith::TruncFOp::create(b, loc, b.getF32Type(), value);
+}
+
+Value mlir::rpe::inlineScoreMod(OpBuilder &b, Region &region, ValueRange args) {
+  Block &block = region.front();
+  IRMapping mapping;
+  mapping.map(block.getArguments(), args);
+  for (Operation &op : block.without_terminator())
+    b.clone(op, mapping);
+  auto yield = cast<YieldOp>(block.getTerminator());
+  return mapping.lookupOrDefault(yield.getValues().front());
+}

@@ -1,0 +1,731 @@
+//===- RPEToLinalg.cpp - rpe to linalg reference lowering -------*- C++ -*-===//
+//
+// Every rpe op becomes linalg.generic ops on tensors. Values are computed in
+// f32 (rotary angles in f64) and converted to the result element type at the
+// end. Bucket arithmetic always comes from BucketingAttrInterface::buildBucket.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rpe/Conversion/RPEToLinalg/RPEToLinalg.h"
+#include "rpe/Conversion/Passes.h"
+#include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
+#include "rpe/Dialect/RPE/IR/RPEOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <cmath>
+#include <limits>
+
+namespace mlir {
+namespace rpe {
+#define GEN_PASS_DEF_CONVERTRPETOLINALGPASS
+#include "rpe/Conversion/Passes.h.inc"
+} // namespace rpe
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::rpe;
+
+namespace {
+
+using utils::IteratorType;
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// Size `dim` of `tensor` as an OpFoldResult.
+OpFoldResult dimOf(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
+  return tensor::getMixedSize(b, loc, tensor, dim);
+}
+
+/// Size `dim` of `tensor` as an index Value.
+Value dimValue(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
+  return getValueOrCreateConstantIndexOp(b, loc, dimOf(b, loc, tensor, dim));
+}
+
+/// Sizes of a result type whose `?` dims come, in order, from `dynamicSizes`.
+SmallVector<OpFoldResult> mixedSizes(OpBuilder &b, RankedTensorType type,
+                                     ValueRange dynamicSizes) {
+  SmallVector<OpFoldResult> sizes;
+  unsigned next = 0;
+  for (int64_t size : type.getShape())
+    sizes.push_back(ShapedType::isDynamic(size)
+                        ? OpFoldResult(dynamicSizes[next++])
+                        : OpFoldResult(b.getIndexAttr(size)));
+  return sizes;
+}
+
+Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                  Type elementType) {
+  return tensor::EmptyOp::create(b, loc, sizes, elementType);
+}
+
+/// An f32 tensor of `sizes` filled with `value`.
+Value filledF32(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
+                double value) {
+  Value init = emptyTensor(b, loc, sizes, b.getF32Type());
+  Value cst = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(static_cast<float>(value)));
+  return linalg::FillOp::create(b, loc, cst, init).getResult(0);
+}
+
+Value indexConst(OpBuilder &b, Location loc, int64_t v) {
+  return arith::ConstantIndexOp::create(b, loc, v);
+}
+
+Value f32Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc,
+                                   b.getF32FloatAttr(static_cast<float>(v)));
+}
+
+/// Loads `tensor[indices]` and converts it to f32.
+Value extractF32(OpBuilder &b, Location loc, Value tensor, ValueRange indices) {
+  Value v = tensor::ExtractOp::create(b, loc, tensor, indices);
+  return castFloat(b, loc, v, b.getF32Type());
+}
+
+/// Affine map of `numDims` loops selecting `results`.
+AffineMap dimsMap(MLIRContext *ctx, unsigned numDims,
+                  ArrayRef<AffineExpr> results) {
+  return AffineMap::get(numDims, 0, results, ctx);
+}
+
+SmallVector<Value> loopIndices(OpBuilder &b, Location loc, unsigned n) {
+  SmallVector<Value> idx;
+  for (unsigned d = 0; d < n; ++d)
+    idx.push_back(linalg::IndexOp::create(b, loc, d));
+  return idx;
+}
+
+void yieldValue(OpBuilder &b, Location loc, Value v) {
+  linalg::YieldOp::create(b, loc, v);
+}
+
+using BodyFn = function_ref<void(OpBuilder &, Location, ValueRange)>;
+
+/// A linalg.generic with an identity output map.
+Value generic(OpBuilder &b, Location loc, ValueRange inputs,
+              ArrayRef<AffineMap> inputMaps, Value init, AffineMap outputMap,
+              ArrayRef<IteratorType> iterators, BodyFn body) {
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(outputMap);
+  return linalg::GenericOp::create(b, loc, init.getType(), inputs, init, maps,
+                                   iterators, body)
+      .getResult(0);
+}
+
+/// Converts an f32 tensor to `elementType` element-wise (no-op for f32).
+Value convertTensor(OpBuilder &b, Location loc, Value f32Tensor,
+                    Type elementType) {
+  auto type = cast<RankedTensorType>(f32Tensor.getType());
+  if (type.getElementType() == elementType)
+    return f32Tensor;
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, f32Tensor);
+  Value init = emptyTensor(b, loc, sizes, elementType);
+  unsigned rank = type.getRank();
+  AffineMap id = b.getMultiDimIdentityMap(rank);
+  SmallVector<IteratorType> its(rank, kPar);
+  return generic(b, loc, f32Tensor, {id}, init, id, its,
+                 [&](OpBuilder &nb, Location nl, ValueRange args) {
+                   yieldValue(nb, nl, castFloat(nb, nl, args[0], elementType));
+                 });
+}
+
+/// The query position `i + q_offset`.
+Value queryPosition(OpBuilder &b, Location loc, Value row, Value qOffset) {
+  return qOffset ? arith::AddIOp::create(b, loc, row, qOffset).getResult()
+                 : row;
+}
+
+//===----------------------------------------------------------------------===//
+// rpe.bucket
+//===----------------------------------------------------------------------===//
+
+struct LowerBucket : OpRewritePattern<BucketOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BucketOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, op.getBucketing().buildBucket(rewriter, op.getLoc(),
+                                                         op.getI(), op.getJ()));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// rpe.relative_bias / rpe.alibi
+//===----------------------------------------------------------------------===//
+
+struct LowerRelativeBias : OpRewritePattern<RelativeBiasOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RelativeBiasOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getResult().getType();
+    Value init = emptyTensor(rewriter, loc,
+                             mixedSizes(rewriter, type, op.getDynamicSizes()),
+                             type.getElementType());
+    AffineMap id = rewriter.getMultiDimIdentityMap(3);
+    BucketingAttrInterface bucketing = op.getBucketing();
+    Value table = op.getTable(), qOffset = op.getQOffset();
+    Value result =
+        generic(rewriter, loc, {}, {}, init, id, {kPar, kPar, kPar},
+                [&](OpBuilder &b, Location l, ValueRange) {
+                  SmallVector<Value> idx = loopIndices(b, l, 3);
+                  Value bucket = bucketing.buildBucket(
+                      b, l, queryPosition(b, l, idx[1], qOffset), idx[2]);
+                  Value v = tensor::ExtractOp::create(
+                      b, l, table, ValueRange{bucket, idx[0]});
+                  yieldValue(b, l, v);
+                });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct LowerAlibi : OpRewritePattern<AlibiOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(AlibiOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    RankedTensorType type = op.getResult().getType();
+    SmallVector<OpFoldResult> sizes =
+        mixedSizes(rewriter, type, op.getDynamicSizes());
+    Value init = emptyTensor(rewriter, loc, sizes, type.getElementType());
+    MLIRContext *ctx = rewriter.getContext();
+    AffineMap id = rewriter.getMultiDimIdentityMap(3);
+
+    // Explicit slopes become a constant H-vector input; default slopes are
+    // computed from the head index (this also covers a dynamic H).
+    SmallVector<Value> inputs;
+    SmallVector<AffineMap> maps;
+    Value numHeads;
+    if (std::optional<ArrayRef<double>> slopes = op.getSlopes()) {
+      SmallVector<double> values(slopes->begin(), slopes->end());
+      auto slopeType = RankedTensorType::get(
+          {static_cast<int64_t>(values.size())}, rewriter.getF64Type());
+      inputs.push_back(arith::ConstantOp::create(
+          rewriter, loc,
+          DenseElementsAttr::get(slopeType, ArrayRef<double>(values))));
+      maps.push_back(dimsMap(ctx, 3, {getAffineDimExpr(0, ctx)}));
+    } else {
+      numHeads = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[0]);
+    }
+    bool symmetric = op.getSymmetric();
+    Value qOffset = op.getQOffset();
+    Type elementType = type.getElementType();
+    Value result =
+        generic(rewriter, loc, inputs, maps, init, id, {kPar, kPar, kPar},
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  SmallVector<Value> idx = loopIndices(b, l, 3);
+                  Value slope =
+                      numHeads ? buildDefaultAlibiSlope(b, l, idx[0], numHeads)
+                               : args[0];
+                  Value v = buildAlibiBias(b, l, slope,
+                                           queryPosition(b, l, idx[1], qOffset),
+                                           idx[2], symmetric);
+                  yieldValue(b, l, castFloat(b, l, v, elementType));
+                });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// rpe.rotary
+//===----------------------------------------------------------------------===//
+
+struct LowerRotary : OpRewritePattern<RotaryOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RotaryOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x = op.getX(), positions = op.getPositions();
+    auto type = cast<RankedTensorType>(x.getType());
+    unsigned rank = type.getRank();
+    MLIRContext *ctx = rewriter.getContext();
+    Value init =
+        emptyTensor(rewriter, loc, tensor::getMixedSizes(rewriter, loc, x),
+                    type.getElementType());
+    Value rotaryDim = op.getRotaryDim()
+                          ? indexConst(rewriter, loc, *op.getRotaryDim())
+                          : dimValue(rewriter, loc, x, rank - 1);
+    double logTheta = std::log(op.getTheta().convertToDouble());
+    bool interleaved = op.getInterleaved();
+
+    auto posType = cast<RankedTensorType>(positions.getType());
+    SmallVector<AffineExpr> posExprs;
+    if (posType.getRank() == 2)
+      posExprs.push_back(getAffineDimExpr(0, ctx));
+    posExprs.push_back(getAffineDimExpr(rank - 2, ctx));
+    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+    SmallVector<IteratorType> its(rank, kPar);
+    Type elementType = type.getElementType();
+
+    Value result = generic(
+        rewriter, loc, {x, positions}, {id, dimsMap(ctx, rank, posExprs)}, init,
+        id, its, [&](OpBuilder &b, Location l, ValueRange args) {
+          Type f64 = b.getF64Type();
+          SmallVector<Value> idx = loopIndices(b, l, rank);
+          Value d = idx[rank - 1];
+          Value zero = indexConst(b, l, 0), one = indexConst(b, l, 1),
+                two = indexConst(b, l, 2);
+          Value inRot = arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt,
+                                              d, rotaryDim);
+          // Pair index t, partner dim, and whether d is the first of its pair.
+          Value t, partner, isFirst;
+          if (interleaved) {
+            t = arith::DivUIOp::create(b, l, d, two);
+            Value parity = arith::RemUIOp::create(b, l, d, two);
+            isFirst = arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq,
+                                            parity, zero);
+            partner = arith::SelectOp::create(
+                b, l, isFirst, arith::AddIOp::create(b, l, d, one),
+                arith::SubIOp::create(b, l, d, one));
+          } else {
+            Value half = arith::DivUIOp::create(b, l, rotaryDim, two);
+            isFirst =
+                arith::CmpIOp::create(b, l, arith::CmpIPredicate::slt, d, half);
+            t = arith::SelectOp::create(b, l, isFirst, d,
+                                        arith::SubIOp::create(b, l, d, half));
+            partner = arith::SelectOp::create(
+                b, l, isFirst, arith::AddIOp::create(b, l, d, half),
+                arith::SubIOp::create(b, l, d, half));
+          }
+          partner = arith::SelectOp::create(b, l, inRot, partner, d);
+          SmallVector<Value> partnerIdx(idx);
+          partnerIdx[rank - 1] = partner;
+          Value xd = castFloat(b, l, args[0], f64);
+          Value xp = castFloat(
+              b, l, tensor::ExtractOp::create(b, l, x, partnerIdx), f64);
+          // omega_t = theta^(-2t/R) = exp(-(2t/R) ln theta); phi = p omega_t.
+          Value twoT =
+              castIndexToFloat(b, l, arith::MulIOp::create(b, l, t, two), f64);
+          Value rF = castIndexToFloat(b, l, rotaryDim, f64);
+          Value expo = arith::MulFOp::create(
+              b, l, arith::DivFOp::create(b, l, twoT, rF),
+              arith::ConstantOp::create(b, l, b.getF64FloatAttr(-logTheta)));
+          Value omega = math::ExpOp::create(b, l, expo);
+          Value p = arith::SIToFPOp::create(b, l, f64, args[1]);
+          Value phi = arith::MulFOp::create(b, l, p, omega);
+          Value c = math::CosOp::create(b, l, phi);
+          Value s = math::SinOp::create(b, l, phi);
+          // y_a = x_a cos - x_b sin (first), y_b = x_b cos + x_a sin.
+          Value xs = arith::MulFOp::create(b, l, xp, s);
+          Value signedXs = arith::SelectOp::create(
+              b, l, isFirst, arith::NegFOp::create(b, l, xs), xs);
+          Value rotated = arith::AddFOp::create(
+              b, l, arith::MulFOp::create(b, l, xd, c), signedXs);
+          Value y = arith::SelectOp::create(b, l, inRot, rotated, xd);
+          yieldValue(b, l, castFloat(b, l, y, elementType));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// rpe.shaw_logits / rpe.shaw_values / rpe.disentangled_bias
+//===----------------------------------------------------------------------===//
+
+struct LowerShawLogits : OpRewritePattern<ShawLogitsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ShawLogitsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value q = op.getQ(), emb = op.getEmb();
+    RankedTensorType type = op.getResult().getType();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<OpFoldResult> sizes = {
+        dimOf(rewriter, loc, q, 0), dimOf(rewriter, loc, q, 1),
+        dimOf(rewriter, loc, q, 2),
+        op.getKeyLength()
+            ? OpFoldResult(op.getKeyLength())
+            : OpFoldResult(rewriter.getIndexAttr(type.getDimSize(3)))};
+    Value init = filledF32(rewriter, loc, sizes, 0.0);
+    // Loops (b, h, i, j, d).
+    AffineExpr b0, h, i, j, d;
+    bindDims(ctx, b0, h, i, j, d);
+    BucketingAttrInterface bucketing = op.getBucketing();
+    Value acc =
+        generic(rewriter, loc, q, {dimsMap(ctx, 5, {b0, h, i, d})}, init,
+                dimsMap(ctx, 5, {b0, h, i, j}), {kPar, kPar, kPar, kPar, kRed},
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  SmallVector<Value> idx = loopIndices(b, l, 5);
+                  Value bucket = bucketing.buildBucket(b, l, idx[2], idx[3]);
+                  Value e = extractF32(b, l, emb, {bucket, idx[4]});
+                  Value prod = arith::MulFOp::create(
+                      b, l, castFloat(b, l, args[0], b.getF32Type()), e);
+                  yieldValue(b, l, arith::AddFOp::create(b, l, args[1], prod));
+                });
+    rewriter.replaceOp(
+        op, convertTensor(rewriter, loc, acc, type.getElementType()));
+    return success();
+  }
+};
+
+struct LowerShawValues : OpRewritePattern<ShawValuesOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ShawValuesOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value p = op.getP(), emb = op.getEmb();
+    RankedTensorType type = op.getResult().getType();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<OpFoldResult> sizes = {
+        dimOf(rewriter, loc, p, 0), dimOf(rewriter, loc, p, 1),
+        dimOf(rewriter, loc, p, 2), dimOf(rewriter, loc, emb, 1)};
+    Value init = filledF32(rewriter, loc, sizes, 0.0);
+    // Loops (b, h, i, d, j).
+    AffineExpr b0, h, i, d, j;
+    bindDims(ctx, b0, h, i, d, j);
+    BucketingAttrInterface bucketing = op.getBucketing();
+    Value acc =
+        generic(rewriter, loc, p, {dimsMap(ctx, 5, {b0, h, i, j})}, init,
+                dimsMap(ctx, 5, {b0, h, i, d}), {kPar, kPar, kPar, kPar, kRed},
+                [&](OpBuilder &b, Location l, ValueRange args) {
+                  SmallVector<Value> idx = loopIndices(b, l, 5);
+                  Value bucket = bucketing.buildBucket(b, l, idx[2], idx[4]);
+                  Value e = extractF32(b, l, emb, {bucket, idx[3]});
+                  Value prod = arith::MulFOp::create(
+                      b, l, castFloat(b, l, args[0], b.getF32Type()), e);
+                  yieldValue(b, l, arith::AddFOp::create(b, l, args[1], prod));
+                });
+    rewriter.replaceOp(
+        op, convertTensor(rewriter, loc, acc, type.getElementType()));
+    return success();
+  }
+};
+
+struct LowerDisentangledBias : OpRewritePattern<DisentangledBiasOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DisentangledBiasOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value q = op.getQ(), k = op.getK();
+    Value posQ = op.getPosQ(), posK = op.getPosK();
+    RankedTensorType type = op.getResult().getType();
+    MLIRContext *ctx = rewriter.getContext();
+    SmallVector<OpFoldResult> sizes = {
+        dimOf(rewriter, loc, q, 0), dimOf(rewriter, loc, q, 1),
+        dimOf(rewriter, loc, q, 2), dimOf(rewriter, loc, k, 2)};
+    Value init = filledF32(rewriter, loc, sizes, 0.0);
+    // Loops (b, h, i, j, d).
+    AffineExpr b0, h, i, j, d;
+    bindDims(ctx, b0, h, i, j, d);
+    BucketingAttrInterface bucketing = op.getBucketing();
+    bool c2p = op.getC2p(), p2c = op.getP2c();
+    Value acc = generic(
+        rewriter, loc, {q, k},
+        {dimsMap(ctx, 5, {b0, h, i, d}), dimsMap(ctx, 5, {b0, h, j, d})}, init,
+        dimsMap(ctx, 5, {b0, h, i, j}), {kPar, kPar, kPar, kPar, kRed},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Type f32 = b.getF32Type();
+          SmallVector<Value> idx = loopIndices(b, l, 5);
+          Value bucket = bucketing.buildBucket(b, l, idx[2], idx[3]);
+          Value sum = args[2];
+          if (c2p) {
+            Value pk = extractF32(b, l, posK, {idx[1], bucket, idx[4]});
+            sum = arith::AddFOp::create(
+                b, l, sum,
+                arith::MulFOp::create(b, l, castFloat(b, l, args[0], f32), pk));
+          }
+          if (p2c) {
+            Value pq = extractF32(b, l, posQ, {idx[1], bucket, idx[4]});
+            sum = arith::AddFOp::create(
+                b, l, sum,
+                arith::MulFOp::create(b, l, castFloat(b, l, args[1], f32), pq));
+          }
+          yieldValue(b, l, sum);
+        });
+    rewriter.replaceOp(
+        op, convertTensor(rewriter, loc, acc, type.getElementType()));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// rpe.attention
+//===----------------------------------------------------------------------===//
+
+struct LowerAttention : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value q = op.getQ(), k = op.getK(), v = op.getV();
+    Value qOffset = op.getQOffset();
+    RankedTensorType type = op.getResult().getType();
+    auto qType = cast<RankedTensorType>(q.getType());
+    auto kType = cast<RankedTensorType>(k.getType());
+
+    OpFoldResult batch = dimOf(rewriter, loc, q, 0);
+    OpFoldResult heads = dimOf(rewriter, loc, q, 1);
+    OpFoldResult lq = dimOf(rewriter, loc, q, 2);
+    OpFoldResult lk = dimOf(rewriter, loc, k, 2);
+    OpFoldResult dv = dimOf(rewriter, loc, v, 3);
+
+    // Grouped-query heads: query head h reads kv head h / group. A static
+    // group goes into the indexing maps; a dynamic one is computed here.
+    int64_t h = qType.getDimSize(1), hkv = kType.getDimSize(1);
+    std::optional<int64_t> staticGroup;
+    Value dynGroup;
+    if (!ShapedType::isDynamic(h) && !ShapedType::isDynamic(hkv))
+      staticGroup = h / hkv;
+    else
+      dynGroup =
+          arith::DivUIOp::create(rewriter, loc, dimValue(rewriter, loc, q, 1),
+                                 dimValue(rewriter, loc, k, 1));
+    auto kvHead = [&](AffineExpr head) {
+      return *staticGroup == 1 ? head : head.floorDiv(*staticGroup);
+    };
+
+    // 1. s[b,h,i,j] = sum_d q[b,h,i,d] k[b,h/g,j,d]; loops (b, h, i, j, d).
+    Value scores;
+    {
+      AffineExpr b0, hh, i, j, d;
+      bindDims(ctx, b0, hh, i, j, d);
+      SmallVector<Value> inputs = {q};
+      SmallVector<AffineMap> maps = {dimsMap(ctx, 5, {b0, hh, i, d})};
+      if (staticGroup) {
+        inputs.push_back(k);
+        maps.push_back(dimsMap(ctx, 5, {b0, kvHead(hh), j, d}));
+      }
+      Value init = filledF32(rewriter, loc, {batch, heads, lq, lk}, 0.0);
+      scores = generic(
+          rewriter, loc, inputs, maps, init, dimsMap(ctx, 5, {b0, hh, i, j}),
+          {kPar, kPar, kPar, kPar, kRed},
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Type f32 = b.getF32Type();
+            Value kv;
+            if (staticGroup) {
+              kv = castFloat(b, l, args[1], f32);
+            } else {
+              SmallVector<Value> idx = loopIndices(b, l, 5);
+              Value kh = arith::DivUIOp::create(b, l, idx[1], dynGroup);
+              kv = extractF32(b, l, k, {idx[0], kh, idx[3], idx[4]});
+            }
+            Value prod =
+                arith::MulFOp::create(b, l, castFloat(b, l, args[0], f32), kv);
+            yieldValue(b, l, arith::AddFOp::create(b, l, args.back(), prod));
+          });
+    }
+
+    // 2. Scale, bias, score_mod and masks, element-wise over (b, h, i, j).
+    Value scale;
+    if (std::optional<double> s = op.getStaticScale()) {
+      scale = f32Const(rewriter, loc, *s);
+    } else {
+      Value dF = castIndexToFloat(rewriter, loc, dimValue(rewriter, loc, q, 3),
+                                  rewriter.getF32Type());
+      scale = arith::DivFOp::create(rewriter, loc, f32Const(rewriter, loc, 1.0),
+                                    math::SqrtOp::create(rewriter, loc, dF));
+    }
+    {
+      AffineExpr b0, hh, i, j;
+      bindDims(ctx, b0, hh, i, j);
+      AffineMap id = rewriter.getMultiDimIdentityMap(4);
+      SmallVector<Value> inputs = {scores};
+      SmallVector<AffineMap> maps = {id};
+      int biasArg = -1, lengthArg = -1;
+      if (Value bias = op.getBias()) {
+        auto biasType = cast<RankedTensorType>(bias.getType());
+        AffineExpr full[] = {b0, hh, i, j};
+        SmallVector<AffineExpr> exprs;
+        for (int64_t dim = 0; dim < biasType.getRank(); ++dim)
+          exprs.push_back(biasType.getDimSize(dim) == 1
+                              ? getAffineConstantExpr(0, ctx)
+                              : full[4 - biasType.getRank() + dim]);
+        biasArg = inputs.size();
+        inputs.push_back(bias);
+        maps.push_back(dimsMap(ctx, 4, exprs));
+      }
+      if (Value lengths = op.getKeyLengths()) {
+        lengthArg = inputs.size();
+        inputs.push_back(lengths);
+        maps.push_back(dimsMap(ctx, 4, {b0}));
+      }
+      Region &scoreMod = op.getScoreMod();
+      bool causal = op.getCausal();
+      Value init = emptyTensor(rewriter, loc, {batch, heads, lq, lk},
+                               rewriter.getF32Type());
+      scores = generic(
+          rewriter, loc, inputs, maps, init, id, {kPar, kPar, kPar, kPar},
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Type f32 = b.getF32Type();
+            SmallVector<Value> idx = loopIndices(b, l, 4);
+            Value qPos = queryPosition(b, l, idx[2], qOffset);
+            Value s = arith::MulFOp::create(b, l, args[0], scale);
+            if (biasArg >= 0)
+              s = arith::AddFOp::create(b, l, s,
+                                        castFloat(b, l, args[biasArg], f32));
+            if (!scoreMod.empty())
+              s = inlineScoreMod(b, scoreMod,
+                                 {s, idx[0], idx[1], qPos, idx[3]});
+            Value masked;
+            auto orMask = [&](Value m) {
+              masked = masked
+                           ? arith::OrIOp::create(b, l, masked, m).getResult()
+                           : m;
+            };
+            if (causal)
+              orMask(arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt,
+                                           idx[3], qPos));
+            if (lengthArg >= 0) {
+              Value len = arith::IndexCastOp::create(b, l, b.getIndexType(),
+                                                     args[lengthArg]);
+              orMask(arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
+                                           idx[3], len));
+            }
+            if (masked)
+              s = arith::SelectOp::create(
+                  b, l, masked,
+                  f32Const(b, l, -std::numeric_limits<double>::infinity()), s);
+            yieldValue(b, l, s);
+          });
+    }
+
+    // 3. Softmax over j, safe for fully masked rows: m = max_j s (or 0 if
+    // every s is -inf), e = exp(s - m), l = sum_j e; p = e / l, 0 if l = 0.
+    AffineExpr b0, hh, i, j;
+    bindDims(ctx, b0, hh, i, j);
+    AffineMap id4 = rewriter.getMultiDimIdentityMap(4);
+    AffineMap rowMap = dimsMap(ctx, 4, {b0, hh, i});
+    SmallVector<IteratorType> rowReduce = {kPar, kPar, kPar, kRed};
+    Value rowMax = generic(
+        rewriter, loc, scores, {id4},
+        filledF32(rewriter, loc, {batch, heads, lq},
+                  -std::numeric_limits<double>::infinity()),
+        rowMap, rowReduce, [&](OpBuilder &b, Location l, ValueRange args) {
+          yieldValue(b, l, arith::MaximumFOp::create(b, l, args[0], args[1]));
+        });
+    Value exps = generic(
+        rewriter, loc, {scores, rowMax}, {id4, rowMap},
+        emptyTensor(rewriter, loc, {batch, heads, lq, lk},
+                    rewriter.getF32Type()),
+        id4, {kPar, kPar, kPar, kPar},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value negInf =
+              f32Const(b, l, -std::numeric_limits<double>::infinity());
+          Value allMasked = arith::CmpFOp::create(
+              b, l, arith::CmpFPredicate::OEQ, args[1], negInf);
+          Value m = arith::SelectOp::create(b, l, allMasked,
+                                            f32Const(b, l, 0.0), args[1]);
+          yieldValue(b, l,
+                     math::ExpOp::create(
+                         b, l, arith::SubFOp::create(b, l, args[0], m)));
+        });
+    Value rowSum = generic(
+        rewriter, loc, exps, {id4},
+        filledF32(rewriter, loc, {batch, heads, lq}, 0.0), rowMap, rowReduce,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          yieldValue(b, l, arith::AddFOp::create(b, l, args[0], args[1]));
+        });
+
+    // 4. acc[b,h,i,e] = sum_j e_ij (v[b,h/g,j,e] + rel_values[bucket, e]);
+    // loops (b, h, i, e, j).
+    Value acc;
+    {
+      AffineExpr b0, hh, i, e, j;
+      bindDims(ctx, b0, hh, i, e, j);
+      SmallVector<Value> inputs = {exps};
+      SmallVector<AffineMap> maps = {dimsMap(ctx, 5, {b0, hh, i, j})};
+      if (staticGroup) {
+        inputs.push_back(v);
+        maps.push_back(dimsMap(ctx, 5, {b0, kvHead(hh), j, e}));
+      }
+      Value relValues = op.getRelValues();
+      std::optional<BucketingAttrInterface> bucketing = op.getBucketing();
+      acc = generic(
+          rewriter, loc, inputs, maps,
+          filledF32(rewriter, loc, {batch, heads, lq, dv}, 0.0),
+          dimsMap(ctx, 5, {b0, hh, i, e}), {kPar, kPar, kPar, kPar, kRed},
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Type f32 = b.getF32Type();
+            SmallVector<Value> idx = loopIndices(b, l, 5);
+            Value val;
+            if (staticGroup) {
+              val = castFloat(b, l, args[1], f32);
+            } else {
+              Value kh = arith::DivUIOp::create(b, l, idx[1], dynGroup);
+              val = extractF32(b, l, v, {idx[0], kh, idx[4], idx[3]});
+            }
+            if (relValues) {
+              Value bucket = bucketing->buildBucket(
+                  b, l, queryPosition(b, l, idx[2], qOffset), idx[4]);
+              val = arith::AddFOp::create(
+                  b, l, val, extractF32(b, l, relValues, {bucket, idx[3]}));
+            }
+            Value prod = arith::MulFOp::create(b, l, args[0], val);
+            yieldValue(b, l, arith::AddFOp::create(b, l, args.back(), prod));
+          });
+    }
+
+    // 5. out = acc / l (0 for fully masked rows), in the result type.
+    AffineExpr e;
+    bindDims(ctx, b0, hh, i, e);
+    Type elementType = type.getElementType();
+    Value out = generic(
+        rewriter, loc, {acc, rowSum}, {id4, dimsMap(ctx, 4, {b0, hh, i})},
+        emptyTensor(rewriter, loc, {batch, heads, lq, dv}, elementType), id4,
+        {kPar, kPar, kPar, kPar},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value zero = f32Const(b, l, 0.0);
+          Value empty = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                              args[1], zero);
+          Value safeSum = arith::SelectOp::create(b, l, empty,
+                                                  f32Const(b, l, 1.0), args[1]);
+          Value o = arith::DivFOp::create(b, l, args[0], safeSum);
+          o = arith::SelectOp::create(b, l, empty, zero, o);
+          yieldValue(b, l, castFloat(b, l, o, elementType));
+        });
+    rewriter.replaceOp(op, out);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertRPEToLinalgPass
+    : rpe::impl::ConvertRPEToLinalgPassBase<ConvertRPEToLinalgPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    ConversionTarget target(*ctx);
+    target.addIllegalDialect<RPEDialect>();
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    RewritePatternSet patterns(ctx);
+    populateRPEToLinalgConversionPatterns(patterns);
+    int64_t before = 0;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<RPEDialect>(op->getDialect()) && !isa<YieldOp>(op))
+        ++before;
+    });
+    if (failed(applyPartialConversion(getOperation(), target,
+                                      std::move(patterns))))
+      return signalPassFailure();
+    numOpsLowered += before;
+  }
+};
+
+} // namespace
+
+void mlir::rpe::populateRPEToLinalgConversionPatterns(
+    RewritePatternSet &patterns) {
+  patterns
+      .add<LowerAlibi, LowerAttention, LowerBucket, LowerDisentangledBias,
+           LowerRelativeBias, LowerRotary, LowerShawLogits, LowerShawValues>(
+          patterns.getContext());
+}

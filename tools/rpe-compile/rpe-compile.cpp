@@ -1,0 +1,110 @@
+//===- rpe-compile.cpp - ahead-of-time compiler for rpe modules -*- C++ -*-===//
+//
+//   rpe-compile in.mlir --target=cpu --emit=mlir|llvm|asm|obj|shared -o OUT
+//               [--header OUT.h] [-O0..-O3] [--mcpu=native|NAME]
+//
+//===----------------------------------------------------------------------===//
+
+#include "rpe/Compiler/Compiler.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+namespace cl = llvm::cl;
+
+static cl::OptionCategory category("rpe-compile options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
+                                      cl::Required, cl::cat(category));
+static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+                                       cl::value_desc("file"), cl::init("-"),
+                                       cl::cat(category));
+static cl::opt<std::string> target("target",
+                                   cl::desc("Target: cpu (nvptx: not yet)"),
+                                   cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    emit("emit", cl::desc("What to emit: mlir, llvm, asm, obj or shared"),
+         cl::init("obj"), cl::cat(category));
+static cl::opt<std::string> header("header",
+                                   cl::desc("Also write a C header here"),
+                                   cl::value_desc("file"), cl::cat(category));
+static cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0..3"),
+                                  cl::Prefix, cl::init(2), cl::cat(category));
+static cl::opt<std::string> cpu("mcpu",
+                                cl::desc("CPU: generic, native or a name"),
+                                cl::init("generic"), cl::cat(category));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "rpe-compile: ahead-of-time compiler for rpe\n");
+
+  DialectRegistry registry;
+  rpe::registerCompilerDialects(registry);
+  MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  Location cliLoc = FileLineColLoc::get(&context, "rpe-compile", 0, 0);
+
+  rpe::CompileOptions options;
+  options.target = target;
+  options.optLevel = optLevel;
+  options.cpu = cpu;
+  std::optional<rpe::EmitKind> kind = rpe::parseEmitKind(emit);
+  if (!kind) {
+    emitError(cliLoc) << "unknown --emit=" << emit
+                      << " (expected mlir, llvm, asm, obj or shared)";
+    return 1;
+  }
+  options.emit = *kind;
+  if (failed(rpe::checkOptions(options, cliLoc)))
+    return 1;
+
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFile, &error);
+  if (!input) {
+    emitError(cliLoc) << error;
+    return 1;
+  }
+  sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
+  if (!module)
+    return 1;
+
+  if (!header.empty()) {
+    std::string errorMessage;
+    std::unique_ptr<llvm::ToolOutputFile> out =
+        openOutputFile(header, &errorMessage);
+    if (!out) {
+      emitError(cliLoc) << errorMessage;
+      return 1;
+    }
+    std::string guard = "RPE_" + llvm::sys::path::stem(header).upper() + "_H";
+    for (char &c : guard)
+      if (!llvm::isAlnum(c))
+        c = '_';
+    if (failed(rpe::writeCHeader(*module, guard, out->os())))
+      return 1;
+    out->keep();
+  }
+
+  if (failed(rpe::lowerToLLVMDialect(*module, options)) ||
+      failed(rpe::emitArtifact(*module, options, outputFile)))
+    return 1;
+  return 0;
+}
