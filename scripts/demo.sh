@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The README's main job: installs what is missing, builds rpe, and runs
-# rpe-opt on examples/demo.mlir, before and after canonicalization.
+# The README's main job: installs what is missing, builds rpe, shows rpe-opt
+# folding and canonicalizing examples/demo.mlir, then compiles the T5-bias
+# attention example ahead of time with rpe-compile, links it into a C program
+# and runs it (maximum error against a C reference, and the time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,8 +10,19 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 ./scripts/build.sh "$BUILD_DIR"
 
-echo "== examples/demo.mlir, parsed and verified =="
-"$BUILD_DIR/bin/rpe-opt" examples/demo.mlir
-echo
-echo "== after -canonicalize (buckets folded, rotations composed, zero bias dropped) =="
+echo "== rpe-opt examples/demo.mlir -canonicalize =="
+echo "   (buckets folded, a one-bucket table broadcast, rotations composed,"
+echo "    a zero bias dropped; the input is examples/demo.mlir)"
 "$BUILD_DIR/bin/rpe-opt" examples/demo.mlir -canonicalize
+
+out="$BUILD_DIR/examples/t5-attention"
+mkdir -p "$out"
+echo
+echo "== rpe-compile examples/t5-attention/t5_attention.mlir --emit=obj -O3 --mcpu=native =="
+"$BUILD_DIR/bin/rpe-compile" examples/t5-attention/t5_attention.mlir \
+  --target=cpu --emit=obj -O3 --mcpu=native \
+  -o "$out/t5_attention.o" --header "$out/t5_attention.h"
+cc -O2 -I"$out" examples/t5-attention/main.c "$out/t5_attention.o" -lm \
+  -o "$out/t5-attention"
+echo "built $out/t5-attention (header: $out/t5_attention.h)"
+"$out/t5-attention" "${L:-256}" 5

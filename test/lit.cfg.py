@@ -2,6 +2,7 @@
 # lit configuration for rpe's regression tests.
 
 import os
+import shutil
 import sys
 
 import lit.formats
@@ -13,7 +14,7 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.rpe_obj_root, "test")
-config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs", "README.md"]
 
 config.substitutions.append(("%rpe_src_root", config.rpe_src_root))
 config.substitutions.append(("%rpe_obj_root", config.rpe_obj_root))
@@ -30,9 +31,17 @@ config.substitutions.append(
 config.substitutions.append(("%mlir_runner_libs", runner_libs))
 config.substitutions.append(("%python", sys.executable))
 
+# A C compiler driver for the tests that link compiled modules into programs.
+cc = next((shutil.which(name) for name in ("cc", "gcc", "clang", "clang-22")
+           if shutil.which(name)), None)
+if cc:
+    config.available_features.add("c-compiler")
+    config.substitutions.append(("%cc", cc))
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.rpe_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst("rpe-opt", unresolved="fatal")]
+tools = [ToolSubst("rpe-opt", unresolved="fatal"),
+         ToolSubst("rpe-compile", unresolved="fatal")]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

@@ -61,8 +61,8 @@ struct HeaderWriter {
   /// Name of the descriptor struct for `type`, declared on first use.
   std::string descriptor(ShapedType type) {
     std::string elt = scalarCType(type.getElementType());
-    std::string name = "rpe_memref_" + elementTag(type.getElementType()) +
-                       "_" + std::to_string(type.getRank()) + "d";
+    std::string name = "rpe_memref_" + elementTag(type.getElementType()) + "_" +
+                       std::to_string(type.getRank()) + "d";
     std::string def;
     llvm::raw_string_ostream d(def);
     d << "#ifndef RPE_MEMREF_DESCRIPTOR_" << elementTag(type.getElementType())

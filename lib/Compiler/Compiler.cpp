@@ -80,7 +80,13 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
                     << "' to the LLVM dialect for the CPU";
     return WalkResult::interrupt();
   });
-  return failure(walk.wasInterrupted());
+  if (walk.wasInterrupted())
+    return failure();
+  // Private functions stay inside the object: internal linkage.
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+    if (func.isPrivate() && !func.isExternal())
+      func.setLinkage(LLVM::Linkage::Internal);
+  return success();
 }
 
 namespace {
@@ -107,7 +113,8 @@ createTargetMachine(const CompileOptions &options, Location loc) {
   llvm::InitializeNativeTargetAsmParser();
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   std::string error;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
   if (!target) {
     emitError(loc) << "no LLVM target for " << triple.str() << ": " << error;
     return nullptr;
@@ -121,9 +128,8 @@ createTargetMachine(const CompileOptions &options, Location loc) {
                    << triple.str();
     return nullptr;
   }
-  llvm::CodeGenOptLevel level =
-      llvm::CodeGenOpt::getLevel(options.optLevel).value_or(
-          llvm::CodeGenOptLevel::Default);
+  llvm::CodeGenOptLevel level = llvm::CodeGenOpt::getLevel(options.optLevel)
+                                    .value_or(llvm::CodeGenOptLevel::Default);
   std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
       triple, cpu.name, cpu.features, llvm::TargetOptions(), llvm::Reloc::PIC_,
       std::nullopt, level));
@@ -164,8 +170,8 @@ LogicalResult linkShared(StringRef objectPath, StringRef outputPath,
   if (!driver)
     return emitError(loc) << "--emit=shared needs a C compiler driver (cc, "
                              "gcc or clang) on PATH to link";
-  SmallVector<std::string> args = {*driver, "-shared", "-o", outputPath.str(),
-                                   objectPath.str(), "-lm"};
+  SmallVector<std::string> args = {*driver,          "-shared",        "-o",
+                                   outputPath.str(), objectPath.str(), "-lm"};
   if (needsRunnerUtils) {
     std::string libDir = RPE_LLVM_LIBRARY_DIR;
     args.push_back("-L" + libDir);
@@ -193,8 +199,8 @@ LogicalResult mlir::rpe::emitArtifact(ModuleOp module,
     std::error_code ec;
     llvm::ToolOutputFile out(outputPath, ec, llvm::sys::fs::OF_Text);
     if (ec)
-      return emitError(loc) << "cannot open '" << outputPath
-                            << "': " << ec.message();
+      return emitError(loc)
+             << "cannot open '" << outputPath << "': " << ec.message();
     module.print(out.os());
     out.keep();
     return success();
@@ -220,15 +226,15 @@ LogicalResult mlir::rpe::emitArtifact(ModuleOp module,
     std::error_code ec;
     llvm::ToolOutputFile out(outputPath, ec, llvm::sys::fs::OF_Text);
     if (ec)
-      return emitError(loc) << "cannot open '" << outputPath
-                            << "': " << ec.message();
+      return emitError(loc)
+             << "cannot open '" << outputPath << "': " << ec.message();
     llvmModule->print(out.os(), nullptr);
     out.keep();
     return success();
   }
   case EmitKind::Asm:
-    return emitMachineCode(*llvmModule, *tm, llvm::CodeGenFileType::AssemblyFile,
-                           outputPath, loc);
+    return emitMachineCode(
+        *llvmModule, *tm, llvm::CodeGenFileType::AssemblyFile, outputPath, loc);
   case EmitKind::Object:
     return emitMachineCode(*llvmModule, *tm, llvm::CodeGenFileType::ObjectFile,
                            outputPath, loc);
@@ -236,10 +242,10 @@ LogicalResult mlir::rpe::emitArtifact(ModuleOp module,
     if (outputPath == "-")
       return emitError(loc) << "--emit=shared needs an output file (-o)";
     SmallString<128> objectPath;
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile(
-            "rpe-compile", "o", objectPath))
-      return emitError(loc) << "cannot create a temporary file: "
-                            << ec.message();
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("rpe-compile", "o", objectPath))
+      return emitError(loc)
+             << "cannot create a temporary file: " << ec.message();
     llvm::FileRemover remover(objectPath);
     bool needsRunnerUtils = llvmModule->getFunction("memrefCopy") != nullptr;
     if (failed(emitMachineCode(*llvmModule, *tm,

@@ -74,8 +74,7 @@ int main(int argc, char **argv) {
     return 1;
 
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      openInputFile(inputFile, &error);
+  std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);
   if (!input) {
     emitError(cliLoc) << error;
     return 1;

@@ -653,7 +653,9 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
           dimsMap(ctx, 5, {b0, hh, i, e}), {kPar, kPar, kPar, kPar, kRed},
           [&](OpBuilder &b, Location l, ValueRange args) {
             Type f32 = b.getF32Type();
-            SmallVector<Value> idx = loopIndices(b, l, 5);
+            SmallVector<Value> idx;
+            if (!staticGroup || relValues)
+              idx = loopIndices(b, l, 5);
             Value val;
             if (staticGroup) {
               val = castFloat(b, l, args[1], f32);

@@ -1,0 +1,199 @@
+// RUN: rpe-opt %s -convert-rpe-to-linalg -split-input-file | FileCheck %s
+// RUN: rpe-opt %s -convert-rpe-to-linalg -split-input-file | FileCheck %s --check-prefix=NORPE
+
+// Nothing of the rpe dialect survives.
+// NORPE-NOT: rpe.
+
+// CHECK-LABEL: func.func @bucket
+// CHECK-SAME: (%[[I:.*]]: index, %[[J:.*]]: index)
+// CHECK: %[[D:.*]] = arith.subi %[[I]], %[[J]] : index
+// CHECK: %[[LO:.*]] = arith.maxsi %[[D]], %{{.*}} : index
+// CHECK: %[[HI:.*]] = arith.minsi %[[LO]], %{{.*}} : index
+// CHECK: %[[B:.*]] = arith.addi %[[HI]], %{{.*}} : index
+// CHECK: return %[[B]]
+func.func @bucket(%i: index, %j: index) -> index {
+  %0 = rpe.bucket %i, %j by clip<max_distance = 4>
+  return %0 : index
+}
+
+// -----
+
+// The T5 bucket takes a logarithm in f32, as Hugging Face does.
+// CHECK-LABEL: func.func @bucket_t5
+// CHECK: arith.sitofp %{{.*}} : i64 to f32
+// CHECK: math.log %{{.*}} : f32
+// CHECK: arith.fptosi %{{.*}} : f32 to i64
+func.func @bucket_t5(%i: index, %j: index) -> index {
+  %0 = rpe.bucket %i, %j by t5<num_buckets = 32, max_distance = 128, bidirectional = true>
+  return %0 : index
+}
+
+// -----
+
+// relative_bias: one parallel generic over (h, i, j) that gathers the table.
+// CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @relative_bias
+// CHECK-SAME: (%[[T:.*]]: tensor<9x4xf32>, %[[O:.*]]: index, %[[L:.*]]: index)
+// CHECK: %[[E:.*]] = tensor.empty(%[[L]], %[[L]]) : tensor<4x?x?xf32>
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} outs(%[[E]] : tensor<4x?x?xf32>)
+// CHECK: %[[H:.*]] = linalg.index 0 : index
+// CHECK: %[[IQ:.*]] = linalg.index 1 : index
+// CHECK: %[[JK:.*]] = linalg.index 2 : index
+// CHECK: %[[QP:.*]] = arith.addi %[[IQ]], %[[O]] : index
+// CHECK: arith.subi %[[QP]], %[[JK]] : index
+// CHECK: %[[V:.*]] = tensor.extract %[[T]][%{{.*}}, %[[H]]] : tensor<9x4xf32>
+// CHECK: linalg.yield %[[V]] : f32
+// CHECK: return %[[R]]
+func.func @relative_bias(%t: tensor<9x4xf32>, %off: index, %l: index) -> tensor<4x?x?xf32> {
+  %0 = rpe.relative_bias %t offset %off sizes(%l, %l) by clip<max_distance = 4> : tensor<9x4xf32> -> tensor<4x?x?xf32>
+  return %0 : tensor<4x?x?xf32>
+}
+
+// -----
+
+// ALiBi with explicit slopes reads them from a constant; default slopes are
+// computed from the head index (here for a dynamic head count).
+// CHECK-LABEL: func.func @alibi
+// CHECK: %[[S:.*]] = arith.constant dense<[5.000000e-01, 2.500000e-01]> : tensor<2xf64>
+// CHECK: linalg.generic {{.*}} ins(%[[S]] : tensor<2xf64>) outs(%{{.*}} : tensor<2x4x4xf16>)
+// CHECK: arith.minsi
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK: linalg.generic
+// CHECK: math.ctlz
+// CHECK: math.exp2 %{{.*}} : f64
+func.func @alibi(%h: index) -> (tensor<2x4x4xf16>, tensor<?x4x4xf32>) {
+  %0 = rpe.alibi slopes [0.5, 0.25] symmetric : tensor<2x4x4xf16>
+  %1 = rpe.alibi sizes(%h) : tensor<?x4x4xf32>
+  return %0, %1 : tensor<2x4x4xf16>, tensor<?x4x4xf32>
+}
+
+// -----
+
+// rotary: element-wise over x, the partner element gathered, angles in f64.
+// CHECK-DAG: #[[ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[POS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2)>
+// CHECK-LABEL: func.func @rotary
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x?x8xbf16>, %[[P:.*]]: tensor<2x?xi32>)
+// CHECK: linalg.generic {indexing_maps = [#[[ID4]], #[[POS]], #[[ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[X]], %[[P]] : tensor<2x4x?x8xbf16>, tensor<2x?xi32>)
+// CHECK: tensor.extract %[[X]]
+// CHECK: math.exp %{{.*}} : f64
+// CHECK: math.cos %{{.*}} : f64
+// CHECK: math.sin %{{.*}} : f64
+// CHECK: arith.truncf %{{.*}} : f64 to bf16
+func.func @rotary(%x: tensor<2x4x?x8xbf16>, %p: tensor<2x?xi32>) -> tensor<2x4x?x8xbf16> {
+  %0 = rpe.rotary %x, %p {rotary_dim = 4 : i64, interleaved} : tensor<2x4x?x8xbf16>, tensor<2x?xi32>
+  return %0 : tensor<2x4x?x8xbf16>
+}
+
+// -----
+
+// shaw_logits: a contraction over d with the embedding gathered by bucket.
+// CHECK-DAG: #[[QMAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @shaw_logits
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x5x4xf32>, %[[E:.*]]: tensor<5x4xf32>, %[[LK:.*]]: index)
+// CHECK: %[[INIT:.*]] = tensor.empty(%[[LK]]) : tensor<1x2x5x?xf32>
+// CHECK: %[[Z:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[INIT]] : tensor<1x2x5x?xf32>)
+// CHECK: linalg.generic {indexing_maps = [#[[QMAP]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[Q]] : tensor<1x2x5x4xf32>) outs(%[[Z]] : tensor<1x2x5x?xf32>)
+// CHECK: tensor.extract %[[E]][%{{.*}}, %{{.*}}] : tensor<5x4xf32>
+// CHECK: arith.mulf
+// CHECK: arith.addf
+func.func @shaw_logits(%q: tensor<1x2x5x4xf32>, %e: tensor<5x4xf32>, %lk: index) -> tensor<1x2x5x?xf32> {
+  %0 = rpe.shaw_logits %q, %e key_length %lk by clip<max_distance = 2> : tensor<1x2x5x4xf32>, tensor<5x4xf32> -> tensor<1x2x5x?xf32>
+  return %0 : tensor<1x2x5x?xf32>
+}
+
+// -----
+
+// shaw_values: a contraction over j; f16 results are rounded at the end.
+// CHECK-DAG: #[[PMAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>
+// CHECK-DAG: #[[OUT:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func.func @shaw_values
+// CHECK: %[[ACC:.*]] = linalg.generic {indexing_maps = [#[[PMAP]], #[[OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%{{.*}} : tensor<1x2x5x5xf16>) outs(%{{.*}} : tensor<1x2x5x4xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[ACC]] : tensor<1x2x5x4xf32>) outs(%{{.*}} : tensor<1x2x5x4xf16>)
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+func.func @shaw_values(%p: tensor<1x2x5x5xf16>, %e: tensor<5x4xf16>) -> tensor<1x2x5x4xf16> {
+  %0 = rpe.shaw_values %p, %e by clip<max_distance = 2> : tensor<1x2x5x5xf16>, tensor<5x4xf16> -> tensor<1x2x5x4xf16>
+  return %0 : tensor<1x2x5x4xf16>
+}
+
+// -----
+
+// disentangled_bias: one contraction over d with both gathered terms.
+// CHECK-LABEL: func.func @disentangled
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x6x4xf32>, %[[K:.*]]: tensor<1x2x6x4xf32>, %[[PQ:.*]]: tensor<2x16x4xf32>, %[[PK:.*]]: tensor<2x16x4xf32>)
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%[[Q]], %[[K]] :
+// CHECK: tensor.extract %[[PK]]
+// CHECK: tensor.extract %[[PQ]]
+func.func @disentangled(%q: tensor<1x2x6x4xf32>, %k: tensor<1x2x6x4xf32>, %pq: tensor<2x16x4xf32>, %pk: tensor<2x16x4xf32>) -> tensor<1x2x6x6xf32> {
+  %0 = rpe.disentangled_bias %q, %k, %pq, %pk by log<position_buckets = 0, max_relative_positions = 8> c2p p2c : tensor<1x2x6x4xf32>, tensor<1x2x6x4xf32>, tensor<2x16x4xf32>, tensor<2x16x4xf32> -> tensor<1x2x6x6xf32>
+  return %0 : tensor<1x2x6x6xf32>
+}
+
+// -----
+
+// attention: q·kᵀ with grouped heads (h floordiv 2), scale/bias/masks, a
+// softmax that gives 0 for fully masked rows, and the product with v.
+// CHECK-DAG: #[[KMAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d3, d4)>
+// CHECK-DAG: #[[BIAS:.*]] = affine_map<(d0, d1, d2, d3) -> (d1, d2, d3)>
+// CHECK-DAG: #[[LENMAP:.*]] = affine_map<(d0, d1, d2, d3) -> (d0)>
+// CHECK-DAG: #[[VMAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d4, d3)>
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x5x8xf32>, %[[K:.*]]: tensor<2x2x7x8xf32>, %[[V:.*]]: tensor<2x2x7x3xf32>, %[[B:.*]]: tensor<4x5x7xf32>, %[[LEN:.*]]: tensor<2xi32>, %[[OFF:.*]]: index)
+// CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[KMAP]], #{{.*}}], {{.*}} ins(%[[Q]], %[[K]] :
+// CHECK: %[[SCALE:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK: %[[M:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[BIAS]], #[[LENMAP]], #{{.*}}], {{.*}} ins(%[[S]], %[[B]], %[[LEN]] :
+// CHECK: %[[QP:.*]] = arith.addi %{{.*}}, %[[OFF]] : index
+// CHECK: arith.mulf %{{.*}}, %[[SCALE]] : f32
+// CHECK: arith.cmpi sgt, %{{.*}}, %[[QP]] : index
+// CHECK: arith.cmpi sge
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: arith.maximumf
+// CHECK: arith.cmpf oeq
+// CHECK: math.exp
+// CHECK: linalg.generic {indexing_maps = [#{{.*}}, #[[VMAP]], #{{.*}}], {{.*}} ins(%{{.*}}, %[[V]] :
+// CHECK: arith.divf
+func.func @attention(%q: tensor<2x4x5x8xf32>, %k: tensor<2x2x7x8xf32>, %v: tensor<2x2x7x3xf32>,
+                     %b: tensor<4x5x7xf32>, %len: tensor<2xi32>, %off: index) -> tensor<2x4x5x3xf32> {
+  %0 = rpe.attention %q, %k, %v bias(%b : tensor<4x5x7xf32>) key_lengths(%len : tensor<2xi32>) q_offset(%off) causal scale = 0.5 : tensor<2x4x5x8xf32>, tensor<2x2x7x8xf32>, tensor<2x2x7x3xf32> -> tensor<2x4x5x3xf32>
+  return %0 : tensor<2x4x5x3xf32>
+}
+
+// -----
+
+// The score_mod region is inlined into the element-wise generic, with the
+// query position (row + q_offset) as %i; rel_values gathers by bucket.
+// CHECK-LABEL: func.func @score_mod_rel_values
+// CHECK: linalg.generic
+// CHECK: %[[IQ:.*]] = linalg.index 2 : index
+// CHECK: %[[JK:.*]] = linalg.index 3 : index
+// CHECK: %[[QP:.*]] = arith.addi %[[IQ]], %{{.*}} : index
+// CHECK: %[[DIFF:.*]] = arith.subi %[[QP]], %[[JK]] : index
+// CHECK: arith.sitofp
+// CHECK: arith.subf
+// CHECK: tensor.extract %{{.*}}[%{{.*}}, %{{.*}}] : tensor<5x4xf32>
+func.func @score_mod_rel_values(%q: tensor<1x1x4x4xf32>, %rv: tensor<5x4xf32>, %off: index) -> tensor<1x1x4x4xf32> {
+  %0 = rpe.attention %q, %q, %q q_offset(%off) rel_values(%rv : tensor<5x4xf32>) by clip<max_distance = 2> : tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32> -> tensor<1x1x4x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %d = arith.subi %i, %j : index
+    %di = arith.index_cast %d : index to i64
+    %df = arith.sitofp %di : i64 to f32
+    %r = arith.subf %s, %df : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x1x4x4xf32>
+}
+
+// -----
+
+// Dynamic heads: the key/value head is computed in the body.
+// CHECK-LABEL: func.func @attention_dynamic_heads
+// CHECK: %[[G:.*]] = arith.divui
+// CHECK: linalg.generic
+// CHECK: arith.divui %{{.*}}, %[[G]] : index
+// CHECK: tensor.extract
+// CHECK: math.sqrt
+func.func @attention_dynamic_heads(%q: tensor<1x?x4x?xf32>, %k: tensor<1x?x4x?xf32>) -> tensor<1x?x4x?xf32> {
+  %0 = rpe.attention %q, %k, %k : tensor<1x?x4x?xf32>, tensor<1x?x4x?xf32>, tensor<1x?x4x?xf32> -> tensor<1x?x4x?xf32>
+  return %0 : tensor<1x?x4x?xf32>
+}
