@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, builds rpe, and runs the
-# whole test suite (lit regression tests + GoogleTest unit tests through lit).
-# Ends with one line "N passed, N failed".
+# whole test suite: lit (regression, integration and GoogleTest unit tests)
+# and pytest (python/tests). Ends with one line "N passed, N failed".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,7 +10,8 @@ BUILD_DIR=${BUILD_DIR:-build}
 ./scripts/build.sh "$BUILD_DIR"
 
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+pylog=$(mktemp)
+trap 'rm -f "$log" "$pylog"' EXIT
 status=0
 /usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" 2>&1 | tee "$log" || status=$?
 
@@ -22,7 +23,21 @@ failed=$(( $(count Failed) + $(count Unresolved) + $(count 'Timed Out') \
            + $(count 'Unexpectedly Passed') ))
 if (( passed == 0 && failed == 0 )); then
   echo "test.sh: lit ran no test" >&2
-  failed=1
+  failed=$((failed + 1))
 fi
-echo "$passed passed, $failed failed"
-if (( status != 0 || failed != 0 )); then exit 1; fi
+
+# Python tests, with Debian's interpreter (python3-numpy, python3-pytest).
+RPE_BUILD_DIR="$PWD/$BUILD_DIR" PYTHONPATH="$PWD/python" \
+  /usr/bin/python3 -m pytest -q python/tests 2>&1 | tee "$pylog" || status=$?
+pycount() { # "N <word>" in pytest's closing line, or 0
+  tail -n 1 "$pylog" | grep -oE "[0-9]+ $1" | grep -oE "[0-9]+" || echo 0
+}
+pypassed=$(pycount passed)
+pyfailed=$(( $(pycount failed) + $(pycount errors) + $(pycount error) ))
+if (( pypassed == 0 && pyfailed == 0 )); then
+  echo "test.sh: pytest ran no test" >&2
+  pyfailed=1
+fi
+echo "lit: $passed passed, $failed failed; pytest: $pypassed passed, $pyfailed failed"
+echo "$((passed + pypassed)) passed, $((failed + pyfailed)) failed"
+if (( status != 0 || failed != 0 || pyfailed != 0 )); then exit 1; fi

@@ -30,6 +30,9 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
                                  const CPUPipelineOptions &options) {
   // rpe -> linalg on tensors.
   pm.addPass(createConvertRPEToLinalgPass());
+  // Element-wise arith/math on tensors (e.g. the position sum of composed
+  // rotations, or user code) -> linalg.generic, which bufferizes.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (options.emitCInterface)
