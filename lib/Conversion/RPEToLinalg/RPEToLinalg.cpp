@@ -337,38 +337,50 @@ struct LowerRotary : OpRewritePattern<RotaryOp> {
 // rpe.shaw_logits / rpe.shaw_values / rpe.disentangled_bias
 //===----------------------------------------------------------------------===//
 
+/// The Shaw contractions: over loops (b, h, i, x, y) with y the reduction,
+/// out[b,h,i,x] += input[b,h,i,<inputDim>] * emb[bucket(i, <j>), <d>], where
+/// the key loop j and the embedding column d are x and y in either order.
+/// shaw_logits reduces over d (x = j), shaw_values over j (x = d).
+Value buildShawContraction(PatternRewriter &rewriter, Location loc,
+                           BucketingAttrInterface bucketing, Value input,
+                           Value emb, ArrayRef<OpFoldResult> sizes,
+                           bool reduceOverKeys, Type resultElementType) {
+  MLIRContext *ctx = rewriter.getContext();
+  AffineExpr b0, h, i, x, y;
+  bindDims(ctx, b0, h, i, x, y);
+  unsigned jLoop = reduceOverKeys ? 4 : 3, dLoop = reduceOverKeys ? 3 : 4;
+  Value acc =
+      generic(rewriter, loc, input, {dimsMap(ctx, 5, {b0, h, i, y})},
+              filledF32(rewriter, loc, sizes, 0.0),
+              dimsMap(ctx, 5, {b0, h, i, x}), {kPar, kPar, kPar, kPar, kRed},
+              [&](OpBuilder &b, Location l, ValueRange args) {
+                SmallVector<Value> idx = loopIndices(b, l, 5);
+                Value bucket = bucketing.buildBucket(b, l, idx[2], idx[jLoop]);
+                Value e = extractF32(b, l, emb, {bucket, idx[dLoop]});
+                Value prod = arith::MulFOp::create(
+                    b, l, castFloat(b, l, args[0], b.getF32Type()), e);
+                yieldValue(b, l, arith::AddFOp::create(b, l, args[1], prod));
+              });
+  return convertTensor(rewriter, loc, acc, resultElementType);
+}
+
 struct LowerShawLogits : OpRewritePattern<ShawLogitsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ShawLogitsOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value q = op.getQ(), emb = op.getEmb();
+    Value q = op.getQ();
     RankedTensorType type = op.getResult().getType();
-    MLIRContext *ctx = rewriter.getContext();
     SmallVector<OpFoldResult> sizes = {
         dimOf(rewriter, loc, q, 0), dimOf(rewriter, loc, q, 1),
         dimOf(rewriter, loc, q, 2),
         op.getKeyLength()
             ? OpFoldResult(op.getKeyLength())
             : OpFoldResult(rewriter.getIndexAttr(type.getDimSize(3)))};
-    Value init = filledF32(rewriter, loc, sizes, 0.0);
-    // Loops (b, h, i, j, d).
-    AffineExpr b0, h, i, j, d;
-    bindDims(ctx, b0, h, i, j, d);
-    BucketingAttrInterface bucketing = op.getBucketing();
-    Value acc =
-        generic(rewriter, loc, q, {dimsMap(ctx, 5, {b0, h, i, d})}, init,
-                dimsMap(ctx, 5, {b0, h, i, j}), {kPar, kPar, kPar, kPar, kRed},
-                [&](OpBuilder &b, Location l, ValueRange args) {
-                  SmallVector<Value> idx = loopIndices(b, l, 5);
-                  Value bucket = bucketing.buildBucket(b, l, idx[2], idx[3]);
-                  Value e = extractF32(b, l, emb, {bucket, idx[4]});
-                  Value prod = arith::MulFOp::create(
-                      b, l, castFloat(b, l, args[0], b.getF32Type()), e);
-                  yieldValue(b, l, arith::AddFOp::create(b, l, args[1], prod));
-                });
     rewriter.replaceOp(
-        op, convertTensor(rewriter, loc, acc, type.getElementType()));
+        op, buildShawContraction(rewriter, loc, op.getBucketing(), q,
+                                 op.getEmb(), sizes, /*reduceOverKeys=*/false,
+                                 type.getElementType()));
     return success();
   }
 };
@@ -379,29 +391,13 @@ struct LowerShawValues : OpRewritePattern<ShawValuesOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value p = op.getP(), emb = op.getEmb();
-    RankedTensorType type = op.getResult().getType();
-    MLIRContext *ctx = rewriter.getContext();
     SmallVector<OpFoldResult> sizes = {
         dimOf(rewriter, loc, p, 0), dimOf(rewriter, loc, p, 1),
         dimOf(rewriter, loc, p, 2), dimOf(rewriter, loc, emb, 1)};
-    Value init = filledF32(rewriter, loc, sizes, 0.0);
-    // Loops (b, h, i, d, j).
-    AffineExpr b0, h, i, d, j;
-    bindDims(ctx, b0, h, i, d, j);
-    BucketingAttrInterface bucketing = op.getBucketing();
-    Value acc =
-        generic(rewriter, loc, p, {dimsMap(ctx, 5, {b0, h, i, j})}, init,
-                dimsMap(ctx, 5, {b0, h, i, d}), {kPar, kPar, kPar, kPar, kRed},
-                [&](OpBuilder &b, Location l, ValueRange args) {
-                  SmallVector<Value> idx = loopIndices(b, l, 5);
-                  Value bucket = bucketing.buildBucket(b, l, idx[2], idx[4]);
-                  Value e = extractF32(b, l, emb, {bucket, idx[3]});
-                  Value prod = arith::MulFOp::create(
-                      b, l, castFloat(b, l, args[0], b.getF32Type()), e);
-                  yieldValue(b, l, arith::AddFOp::create(b, l, args[1], prod));
-                });
-    rewriter.replaceOp(
-        op, convertTensor(rewriter, loc, acc, type.getElementType()));
+    rewriter.replaceOp(op, buildShawContraction(
+                               rewriter, loc, op.getBucketing(), p, emb, sizes,
+                               /*reduceOverKeys=*/true,
+                               op.getResult().getType().getElementType()));
     return success();
   }
 };
