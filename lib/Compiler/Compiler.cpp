@@ -4,6 +4,8 @@
 #include "rpe/InitAll.h"
 #include "rpe/Pipelines/Pipelines.h"
 
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
@@ -67,7 +69,17 @@ LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
 
 LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
                                             const CompileOptions &options) {
-  PassManager pm(module->getContext());
+  // Callers own their input buffers: entry points must not write into them
+  // (bufferization copies instead).
+  MLIRContext *ctx = module->getContext();
+  for (auto func : module.getOps<func::FuncOp>())
+    if (func.isPublic() && !func.isExternal())
+      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+        if (isa<TensorType>(func.getArgument(i).getType()))
+          func.setArgAttr(
+              i, bufferization::BufferizationDialect::kWritableAttrName,
+              BoolAttr::get(ctx, false));
+  PassManager pm(ctx);
   CPUPipelineOptions pipeline;
   buildCPUPipeline(pm, pipeline);
   if (failed(pm.run(module)))

@@ -1,0 +1,203 @@
+//===- Compiler.cpp - C API of the rpe compiler -----------------*- C++ -*-===//
+
+#include "rpe-c/Compiler.h"
+
+#include "rpe/Compiler/Compiler.h"
+#include "rpe/InitAll.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+using namespace mlir;
+
+struct RpeContext {
+  MLIRContext context;
+  explicit RpeContext(const DialectRegistry &registry) : context(registry) {
+    context.printOpOnDiagnostic(false);
+  }
+};
+
+namespace {
+
+char *copyString(StringRef s) {
+  char *out = static_cast<char *>(std::malloc(s.size() + 1));
+  std::memcpy(out, s.data(), s.size());
+  out[s.size()] = '\0';
+  return out;
+}
+
+/// Collects the diagnostics emitted while alive, rendered with source lines.
+struct DiagnosticCapture {
+  llvm::SourceMgr sourceMgr;
+  std::string text;
+  llvm::raw_string_ostream os{text};
+  SourceMgrDiagnosticHandler handler;
+
+  DiagnosticCapture(MLIRContext *context, StringRef source, StringRef name)
+      : handler(sourceMgr, context, os) {
+    sourceMgr.AddNewSourceBuffer(
+        llvm::MemoryBuffer::getMemBufferCopy(source, name), llvm::SMLoc());
+  }
+
+  void release(char **out) {
+    if (!out)
+      return;
+    *out = text.empty() ? nullptr : copyString(text);
+  }
+};
+
+OwningOpRef<ModuleOp> parse(DiagnosticCapture &capture, MLIRContext *context) {
+  return parseSourceFile<ModuleOp>(capture.sourceMgr, ParserConfig(context));
+}
+
+llvm::json::Value describeType(Type type) {
+  std::string str;
+  llvm::raw_string_ostream os(str);
+  if (auto shaped = dyn_cast<RankedTensorType>(type)) {
+    os << shaped.getElementType();
+    llvm::json::Array shape;
+    for (int64_t d : shaped.getShape())
+      shape.push_back(ShapedType::isDynamic(d) ? int64_t(-1) : d);
+    return llvm::json::Object{
+        {"kind", "tensor"}, {"element", str}, {"shape", std::move(shape)}};
+  }
+  os << type;
+  return llvm::json::Object{{"kind", "scalar"}, {"type", str}};
+}
+
+} // namespace
+
+extern "C" {
+
+const char *rpeVersion(void) {
+  return "rpe 0.1 (LLVM " LLVM_VERSION_STRING ")";
+}
+
+void rpeRegisterAllPasses(void) {
+  static std::once_flag once;
+  std::call_once(once, [] { rpe::registerAllPasses(); });
+}
+
+RpeContext *rpeContextCreate(void) {
+  DialectRegistry registry;
+  rpe::registerCompilerDialects(registry);
+  return new RpeContext(registry);
+}
+
+void rpeContextDestroy(RpeContext *context) { delete context; }
+
+void rpeCompileOptionsInit(RpeCompileOptions *options) {
+  options->target = "cpu";
+  options->emit = "shared";
+  options->opt_level = 2;
+  options->cpu = "generic";
+}
+
+int rpeCompile(RpeContext *context, const char *text, size_t length,
+               const char *sourceName, const RpeCompileOptions *options,
+               const char *outputPath, const char *headerPath,
+               char **diagnostics) {
+  MLIRContext *ctx = &context->context;
+  DiagnosticCapture capture(ctx, StringRef(text, length),
+                            sourceName ? sourceName : "<input>");
+  auto fail = [&] {
+    capture.release(diagnostics);
+    return 1;
+  };
+  Location loc =
+      FileLineColLoc::get(ctx, sourceName ? sourceName : "<input>", 0, 0);
+  rpe::CompileOptions opts;
+  opts.target = options->target ? options->target : "cpu";
+  opts.cpu = options->cpu ? options->cpu : "generic";
+  if (options->opt_level < 0 || options->opt_level > 3) {
+    emitError(loc) << "optimization level must be 0..3, got "
+                   << options->opt_level;
+    return fail();
+  }
+  opts.optLevel = options->opt_level;
+  std::optional<rpe::EmitKind> kind =
+      rpe::parseEmitKind(options->emit ? options->emit : "");
+  if (!kind) {
+    emitError(loc) << "unknown emit kind '"
+                   << (options->emit ? options->emit : "") << "'";
+    return fail();
+  }
+  opts.emit = *kind;
+  if (!outputPath) {
+    emitError(loc) << "no output path";
+    return fail();
+  }
+  if (failed(rpe::checkOptions(opts, loc)))
+    return fail();
+  OwningOpRef<ModuleOp> module = parse(capture, ctx);
+  if (!module)
+    return fail();
+  if (headerPath) {
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> out =
+        openOutputFile(headerPath, &error);
+    if (!out) {
+      emitError(loc) << error;
+      return fail();
+    }
+    if (failed(rpe::writeCHeader(*module, "RPE_COMPILED_MODULE_H", out->os())))
+      return fail();
+    out->keep();
+  }
+  if (failed(rpe::lowerToLLVMDialect(*module, opts)) ||
+      failed(rpe::emitArtifact(*module, opts, outputPath)))
+    return fail();
+  capture.release(diagnostics);
+  return 0;
+}
+
+int rpeDescribeModule(RpeContext *context, const char *text, size_t length,
+                      const char *sourceName, char **json, char **diagnostics) {
+  MLIRContext *ctx = &context->context;
+  DiagnosticCapture capture(ctx, StringRef(text, length),
+                            sourceName ? sourceName : "<input>");
+  OwningOpRef<ModuleOp> module = parse(capture, ctx);
+  if (!module) {
+    capture.release(diagnostics);
+    return 1;
+  }
+  llvm::json::Array functions;
+  for (auto func : module->getOps<func::FuncOp>()) {
+    if (!func.isPublic() || func.isExternal())
+      continue;
+    llvm::json::Array args, results;
+    for (Type t : func.getArgumentTypes())
+      args.push_back(describeType(t));
+    for (Type t : func.getResultTypes())
+      results.push_back(describeType(t));
+    functions.push_back(llvm::json::Object{{"name", func.getSymName()},
+                                           {"arguments", std::move(args)},
+                                           {"results", std::move(results)}});
+  }
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  os << llvm::json::Value(
+      llvm::json::Object{{"functions", std::move(functions)}});
+  *json = copyString(out);
+  capture.release(diagnostics);
+  return 0;
+}
+
+void rpeFreeString(char *string) { std::free(string); }
+
+} // extern "C"

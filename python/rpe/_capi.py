@@ -1,0 +1,107 @@
+"""ctypes binding of rpe's C API (include/rpe-c/Compiler.h, librpe-c.so)."""
+
+import ctypes
+import os
+import threading
+
+__all__ = ["library_path", "Compiler"]
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def library_path():
+    """Path of librpe-c.so: $RPE_LIBRARY, else $RPE_BUILD_DIR/lib, else the
+    repository's build/lib next to this package."""
+    explicit = os.environ.get("RPE_LIBRARY")
+    if explicit:
+        return explicit
+    candidates = []
+    build_dir = os.environ.get("RPE_BUILD_DIR")
+    if build_dir:
+        candidates.append(os.path.join(build_dir, "lib", "librpe-c.so"))
+    candidates.append(os.path.join(_HERE, "..", "..", "build", "lib",
+                                   "librpe-c.so"))
+    for path in candidates:
+        if os.path.exists(path):
+            return os.path.abspath(path)
+    raise ImportError(
+        "librpe-c.so not found (looked in: %s); build rpe first with "
+        "./scripts/build.sh, or set RPE_LIBRARY / RPE_BUILD_DIR"
+        % ", ".join(os.path.abspath(p) for p in candidates))
+
+
+class _Options(ctypes.Structure):
+    _fields_ = [("target", ctypes.c_char_p), ("emit", ctypes.c_char_p),
+                ("opt_level", ctypes.c_int), ("cpu", ctypes.c_char_p)]
+
+
+class Compiler:
+    """One rpe context (MLIR context) behind a lock."""
+
+    def __init__(self):
+        lib = ctypes.CDLL(library_path())
+        lib.rpeVersion.restype = ctypes.c_char_p
+        lib.rpeContextCreate.restype = ctypes.c_void_p
+        lib.rpeContextDestroy.argtypes = [ctypes.c_void_p]
+        lib.rpeCompile.argtypes = [
+            ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+            ctypes.c_char_p, ctypes.POINTER(_Options), ctypes.c_char_p,
+            ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p)]
+        lib.rpeCompile.restype = ctypes.c_int
+        lib.rpeDescribeModule.argtypes = [
+            ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t,
+            ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p),
+            ctypes.POINTER(ctypes.c_void_p)]
+        lib.rpeDescribeModule.restype = ctypes.c_int
+        lib.rpeFreeString.argtypes = [ctypes.c_void_p]
+        self._lib = lib
+        self._context = lib.rpeContextCreate()
+        self._lock = threading.Lock()
+
+    def version(self):
+        return self._lib.rpeVersion().decode()
+
+    def _take_string(self, pointer):
+        if not pointer.value:
+            return ""
+        text = ctypes.string_at(pointer.value).decode(errors="replace")
+        self._lib.rpeFreeString(pointer)
+        return text
+
+    def describe(self, text, source_name):
+        """(ok, json_text, diagnostics) for the public functions of text."""
+        data = text.encode()
+        out, diags = ctypes.c_void_p(), ctypes.c_void_p()
+        with self._lock:
+            rc = self._lib.rpeDescribeModule(
+                self._context, data, len(data), source_name.encode(),
+                ctypes.byref(out), ctypes.byref(diags))
+        return rc == 0, self._take_string(out), self._take_string(diags)
+
+    def compile(self, text, source_name, output_path, emit="shared",
+                target="cpu", opt_level=2, cpu="generic", header_path=None):
+        """(ok, diagnostics)."""
+        data = text.encode()
+        options = _Options(target.encode(), emit.encode(), int(opt_level),
+                           cpu.encode())
+        diags = ctypes.c_void_p()
+        with self._lock:
+            rc = self._lib.rpeCompile(
+                self._context, data, len(data), source_name.encode(),
+                ctypes.byref(options), output_path.encode(),
+                header_path.encode() if header_path else None,
+                ctypes.byref(diags))
+        return rc == 0, self._take_string(diags)
+
+
+_compiler = None
+_compiler_lock = threading.Lock()
+
+
+def compiler():
+    """The process-wide Compiler, created on first use."""
+    global _compiler
+    with _compiler_lock:
+        if _compiler is None:
+            _compiler = Compiler()
+        return _compiler

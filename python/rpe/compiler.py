@@ -1,0 +1,319 @@
+"""Compile rpe modules and call their functions on NumPy arrays.
+
+    mod = rpe.compile(mlir_text)          # raises rpe.CompileError
+    out = mod.my_function(q, k, v, 7)     # NumPy arrays and Python scalars
+
+Each public ``func.func`` of the module becomes a method. Tensor arguments
+take C-contiguous NumPy arrays of the matching dtype (other layouts are
+copied; a wrong dtype, rank, static size or argument count raises); bf16
+tensors take float32 arrays, rounded to bf16, and come back as float32.
+Integer and index scalars take Python ints, float scalars Python floats.
+A function returns one NumPy array (or scalar), or a tuple for several
+results. Inputs are never written to.
+"""
+
+import ctypes
+import json
+import os
+import shutil
+import tempfile
+import weakref
+
+import numpy as np
+
+from . import _capi
+
+__all__ = ["CompileError", "Module", "Function", "compile"]
+
+
+class CompileError(RuntimeError):
+    """Compilation failed; ``diagnostics`` holds MLIR's messages."""
+
+    def __init__(self, diagnostics):
+        super().__init__(diagnostics.strip() or "compilation failed")
+        self.diagnostics = diagnostics
+
+
+_NUMPY = {"f32": np.float32, "f16": np.float16, "f64": np.float64,
+          "bf16": np.uint16, "i8": np.int8, "i16": np.int16, "i32": np.int32,
+          "i64": np.int64, "i1": np.bool_}
+_SCALARS = {"index": ctypes.c_int64, "i64": ctypes.c_int64,
+            "i32": ctypes.c_int32, "i16": ctypes.c_int16, "i8": ctypes.c_int8,
+            "i1": ctypes.c_bool, "f32": ctypes.c_float, "f64": ctypes.c_double}
+_C_ELEMENT = {"f32": ctypes.c_float, "f16": ctypes.c_uint16,
+              "bf16": ctypes.c_uint16, "f64": ctypes.c_double,
+              "i8": ctypes.c_int8, "i16": ctypes.c_int16,
+              "i32": ctypes.c_int32, "i64": ctypes.c_int64,
+              "i1": ctypes.c_bool}
+
+_libc = ctypes.CDLL(None)
+_libc.free.argtypes = [ctypes.c_void_p]
+
+_descriptor_types = {}
+
+
+def _descriptor(element, rank):
+    """ctypes struct of a memref descriptor (MLIR's C interface layout)."""
+    key = (element, rank)
+    if key not in _descriptor_types:
+        pointer = ctypes.POINTER(_C_ELEMENT[element])
+        fields = [("allocated", pointer), ("aligned", pointer),
+                  ("offset", ctypes.c_int64)]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank),
+                       ("strides", ctypes.c_int64 * rank)]
+        _descriptor_types[key] = type(
+            "MemRef_%s_%dd" % (element, rank), (ctypes.Structure,),
+            {"_fields_": fields})
+    return _descriptor_types[key]
+
+
+def _to_bf16_bits(array):
+    """float32 -> bf16 bit patterns (round to nearest even)."""
+    bits = np.ascontiguousarray(array, dtype=np.float32).view(np.uint32)
+    rounded = bits + (0x7FFF + ((bits >> 16) & 1))
+    out = (rounded >> 16).astype(np.uint16)
+    nan = np.isnan(array)
+    out[nan] = 0x7FC0
+    return out
+
+
+def _from_bf16_bits(bits):
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+class _Type:
+    """One argument or result type from the module description."""
+
+    def __init__(self, desc):
+        self.kind = desc["kind"]
+        if self.kind == "tensor":
+            self.element = desc["element"]
+            self.shape = [None if d < 0 else d for d in desc["shape"]]
+        else:
+            self.element = desc["type"]
+            self.shape = None
+        self.supported = (self.element in _C_ELEMENT if self.kind == "tensor"
+                          else self.element in _SCALARS)
+
+    def __str__(self):
+        if self.kind != "tensor":
+            return self.element
+        dims = "x".join("?" if d is None else str(d) for d in self.shape)
+        return "tensor<%s%s%s>" % (dims, "x" if dims else "", self.element)
+
+
+class Function:
+    """A compiled entry point; call it with NumPy arrays and scalars."""
+
+    def __init__(self, module, name, arguments, results):
+        self._module = module
+        self.name = name
+        self.arguments = arguments
+        self.results = results
+        self._symbol = None
+
+    def signature(self):
+        return "%s(%s) -> (%s)" % (
+            self.name, ", ".join(map(str, self.arguments)),
+            ", ".join(map(str, self.results)))
+
+    def __repr__(self):
+        return "<rpe function %s>" % self.signature()
+
+    def _prepare(self):
+        if self._symbol is not None:
+            return
+        for t in self.arguments + self.results:
+            if not t.supported:
+                raise TypeError("%s: type %s cannot be passed from Python"
+                                % (self.name, t))
+        symbol = getattr(self._module._library, "_mlir_ciface_" + self.name)
+        ctypes_args = []
+        self._result_struct = None
+        scalar_result = (len(self.results) == 1
+                         and self.results[0].kind == "scalar")
+        if self.results and not scalar_result:
+            fields = [("r%d" % i, self._result_ctype(t))
+                      for i, t in enumerate(self.results)]
+            self._result_struct = type("Results", (ctypes.Structure,),
+                                       {"_fields_": fields})
+            ctypes_args.append(ctypes.c_void_p)
+        for t in self.arguments:
+            ctypes_args.append(ctypes.c_void_p if t.kind == "tensor"
+                               else _SCALARS[t.element])
+        symbol.argtypes = ctypes_args
+        symbol.restype = _SCALARS[self.results[0].element] if scalar_result \
+            else None
+        self._symbol = symbol
+
+    @staticmethod
+    def _result_ctype(t):
+        if t.kind == "tensor":
+            return _descriptor(t.element, len(t.shape))
+        return _SCALARS[t.element]
+
+    def _convert_argument(self, index, t, value, keep):
+        where = "%s: argument %d (%s)" % (self.name, index, t)
+        if t.kind == "scalar":
+            if isinstance(value, np.ndarray) and value.ndim > 0:
+                raise TypeError("%s expects a scalar, got an array of shape %s"
+                                % (where, value.shape))
+            if t.element.startswith("f"):
+                if not isinstance(value, (int, float, np.integer,
+                                          np.floating)):
+                    raise TypeError("%s expects a float, got %s"
+                                    % (where, type(value).__name__))
+                return float(value)
+            if not isinstance(value, (int, np.integer, bool, np.bool_)):
+                raise TypeError("%s expects an integer, got %s"
+                                % (where, type(value).__name__))
+            return int(value)
+        if not isinstance(value, np.ndarray):
+            raise TypeError("%s expects a NumPy array, got %s"
+                            % (where, type(value).__name__))
+        if value.ndim != len(t.shape):
+            raise ValueError("%s expects rank %d, got an array of shape %s"
+                             % (where, len(t.shape), value.shape))
+        for dim, (want, got) in enumerate(zip(t.shape, value.shape)):
+            if want is not None and want != got:
+                raise ValueError("%s expects size %d in dimension %d, got "
+                                 "shape %s" % (where, want, dim, value.shape))
+        if t.element == "bf16":
+            if value.dtype != np.float32:
+                raise TypeError("%s expects a float32 array (rounded to "
+                                "bf16), got dtype %s" % (where, value.dtype))
+            value = _to_bf16_bits(value)
+        else:
+            want = np.dtype(_NUMPY[t.element])
+            if value.dtype != want:
+                raise TypeError("%s expects dtype %s, got %s"
+                                % (where, want, value.dtype))
+            value = np.ascontiguousarray(value)
+        keep.append(value)
+        desc = _descriptor(t.element, value.ndim)()
+        pointer = value.ctypes.data_as(ctypes.POINTER(_C_ELEMENT[t.element]))
+        desc.allocated = pointer
+        desc.aligned = pointer
+        desc.offset = 0
+        if value.ndim:
+            itemsize = value.itemsize
+            for d in range(value.ndim):
+                desc.sizes[d] = value.shape[d]
+                desc.strides[d] = value.strides[d] // itemsize
+        keep.append(desc)
+        return ctypes.addressof(desc)
+
+    def __call__(self, *args):
+        if len(args) != len(self.arguments):
+            raise TypeError("%s takes %d arguments (%s), got %d"
+                            % (self.name, len(self.arguments),
+                               ", ".join(map(str, self.arguments)), len(args)))
+        self._prepare()
+        keep = []
+        c_args = [self._convert_argument(i, t, v, keep)
+                  for i, (t, v) in enumerate(zip(self.arguments, args))]
+        input_buffers = {ctypes.cast(d.allocated, ctypes.c_void_p).value
+                         for d in keep if isinstance(d, ctypes.Structure)}
+        if self._result_struct is None:
+            value = self._symbol(*c_args)
+            return value if self.results else None
+        results = self._result_struct()
+        self._symbol(ctypes.addressof(results), *c_args)
+        freed = set()
+        outputs = []
+        for i, t in enumerate(self.results):
+            field = getattr(results, "r%d" % i)
+            if t.kind == "scalar":
+                outputs.append(field)
+                continue
+            outputs.append(self._to_numpy(t, field))
+            address = ctypes.cast(field.allocated, ctypes.c_void_p).value
+            if address and address not in input_buffers \
+                    and address not in freed:
+                _libc.free(address)
+                freed.add(address)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    @staticmethod
+    def _to_numpy(t, desc):
+        rank = len(t.shape)
+        shape = tuple(desc.sizes[d] for d in range(rank)) if rank else ()
+        strides = tuple(desc.strides[d] for d in range(rank)) if rank else ()
+        dtype = np.dtype(_NUMPY[t.element])
+        count = int(np.prod(shape)) if shape else 1
+        out = np.empty(shape, dtype=dtype)
+        if count:
+            base = ctypes.cast(desc.aligned, ctypes.c_void_p).value \
+                + desc.offset * dtype.itemsize
+            span = 1 + sum((s - 1) * abs(st) for s, st in zip(shape, strides))
+            buffer = (ctypes.c_char * (span * dtype.itemsize)).from_address(base)
+            flat = np.frombuffer(buffer, dtype=dtype, count=span)
+            view = np.lib.stride_tricks.as_strided(
+                flat, shape=shape,
+                strides=tuple(st * dtype.itemsize for st in strides))
+            out[...] = view
+        if t.element == "bf16":
+            return _from_bf16_bits(out)
+        return out
+
+
+class Module:
+    """A compiled module: its public functions are attributes."""
+
+    def __init__(self, library_path, functions, workdir):
+        try:
+            self._library = ctypes.CDLL(library_path)
+        except OSError as error:
+            raise CompileError("cannot load the compiled library %s: %s"
+                               % (library_path, error)) from None
+        self._workdir = workdir
+        self.functions = {}
+        for f in functions:
+            fn = Function(self, f["name"],
+                          [_Type(a) for a in f["arguments"]],
+                          [_Type(r) for r in f["results"]])
+            self.functions[fn.name] = fn
+        if workdir:
+            self._cleanup = weakref.finalize(self, shutil.rmtree, workdir,
+                                             True)
+
+    def __getattr__(self, name):
+        functions = self.__dict__.get("functions", {})
+        if name in functions:
+            return functions[name]
+        raise AttributeError("module has no public function %r (it has: %s)"
+                             % (name, ", ".join(sorted(functions)) or "none"))
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | set(self.functions))
+
+    def __repr__(self):
+        return "<rpe module: %s>" % ", ".join(
+            f.signature() for f in self.functions.values())
+
+
+def compile(mlir_text, target="cpu", opt_level=2, cpu="generic",
+            name="<rpe.compile>", output=None):
+    """Compiles MLIR text (rpe and upstream dialects) for ``target`` into a
+    shared library and loads it. ``output`` keeps the library at that path
+    (otherwise a temporary directory, removed with the module)."""
+    if not isinstance(mlir_text, str):
+        raise TypeError("rpe.compile expects MLIR text (str), got %s"
+                        % type(mlir_text).__name__)
+    comp = _capi.compiler()
+    ok, description, diagnostics = comp.describe(mlir_text, name)
+    if not ok:
+        raise CompileError(diagnostics)
+    functions = json.loads(description)["functions"]
+    workdir = None
+    if output is None:
+        workdir = tempfile.mkdtemp(prefix="rpe-")
+        output = os.path.join(workdir, "module.so")
+    ok, diagnostics = comp.compile(mlir_text, name, output, emit="shared",
+                                   target=target, opt_level=opt_level, cpu=cpu)
+    if not ok:
+        if workdir:
+            shutil.rmtree(workdir, True)
+        raise CompileError(diagnostics)
+    return Module(output, functions, workdir)

@@ -1,0 +1,221 @@
+"""rpe.compile and calling compiled functions on NumPy arrays: marshalling,
+dtypes, dynamic shapes, ownership, and clear errors for bad input."""
+
+import os
+
+import numpy as np
+import pytest
+
+import rpe
+from rpe import reference as ref
+
+MODULE = """
+func.func @bias_and_alibi(%table: tensor<5x2xf32>, %off: index)
+    -> (tensor<2x3x4xf32>, tensor<2x3x4xf32>) {
+  %0 = rpe.relative_bias %table offset %off by clip<max_distance = 2> : tensor<5x2xf32> -> tensor<2x3x4xf32>
+  %1 = rpe.alibi offset %off slopes [0.5, 0.25] symmetric : tensor<2x3x4xf32>
+  return %0, %1 : tensor<2x3x4xf32>, tensor<2x3x4xf32>
+}
+func.func @bias(%table: tensor<5x2xf32>, %lq: index, %lk: index) -> tensor<2x?x?xf32> {
+  %0 = rpe.relative_bias %table sizes(%lq, %lk) by clip<max_distance = 2> : tensor<5x2xf32> -> tensor<2x?x?xf32>
+  return %0 : tensor<2x?x?xf32>
+}
+func.func @bucket(%i: index, %j: index) -> index {
+  %0 = rpe.bucket %i, %j by t5<num_buckets = 32, max_distance = 128, bidirectional = true>
+  return %0 : index
+}
+func.func @ident(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  return %x : tensor<?x4xf32>
+}
+func.func @twice(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  return %x, %x : tensor<?x4xf32>, tensor<?x4xf32>
+}
+func.func @overwrite(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+  %c0 = arith.constant 0 : index
+  %v = arith.constant 42.0 : f32
+  %0 = tensor.insert %v into %x[%c0, %c0] : tensor<?x4xf32>
+  return %0 : tensor<?x4xf32>
+}
+func.func @nothing(%x: tensor<?x4xf32>) {
+  return
+}
+func.func @rotary_bf16(%x: tensor<2x3x8xbf16>, %p: tensor<3xi32>) -> tensor<2x3x8xbf16> {
+  %0 = rpe.rotary %x, %p : tensor<2x3x8xbf16>, tensor<3xi32>
+  return %0 : tensor<2x3x8xbf16>
+}
+func.func @rotary_f16(%x: tensor<?x8xf16>, %p: tensor<?xi64>) -> tensor<?x8xf16> {
+  %0 = rpe.rotary %x, %p {interleaved} : tensor<?x8xf16>, tensor<?xi64>
+  return %0 : tensor<?x8xf16>
+}
+func.func @scale(%x: f32, %y: f64, %n: i32) -> f64 {
+  %a = arith.extf %x : f32 to f64
+  %b = arith.sitofp %n : i32 to f64
+  %c = arith.mulf %a, %y : f64
+  %d = arith.addf %c, %b : f64
+  return %d : f64
+}
+func.func @vec(%v: vector<4xf32>) -> vector<4xf32> {
+  return %v : vector<4xf32>
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mod():
+    return rpe.compile(MODULE, name="test_compile.mlir")
+
+
+TABLE = np.arange(10, dtype=np.float32).reshape(5, 2)
+
+
+def test_functions_and_signatures(mod):
+    assert {"bias_and_alibi", "bias", "bucket", "ident", "nothing"} <= set(
+        mod.functions)
+    assert "bias(tensor<5x2xf32>, index, index)" in repr(mod)
+    assert "bucket" in dir(mod)
+
+
+def test_several_results_and_scalar_argument(mod):
+    bias, alibi = mod.bias_and_alibi(TABLE, 3)
+    np.testing.assert_array_equal(
+        bias, ref.relative_bias(TABLE, 3, 4, ref.Clip(2), q_offset=3))
+    np.testing.assert_allclose(
+        alibi, ref.alibi(2, 3, 4, slopes=[0.5, 0.25], symmetric=True,
+                         q_offset=3), rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("lq,lk", [(1, 1), (7, 3), (3, 11), (0, 5)])
+def test_dynamic_result_shape(mod, lq, lk):
+    out = mod.bias(TABLE, lq, lk)
+    assert out.shape == (2, lq, lk)
+    np.testing.assert_array_equal(
+        out, ref.relative_bias(TABLE, lq, lk, ref.Clip(2)))
+
+
+def test_scalar_result(mod):
+    assert mod.bucket(0, 200) == 31
+    assert mod.bucket(7, 7) == 0
+
+
+def test_mixed_scalars(mod):
+    assert mod.scale(1.5, 2.0, 3) == pytest.approx(6.0)
+    assert mod.scale(np.float32(0.5), np.float64(4.0), np.int32(-1)) == \
+        pytest.approx(1.0)
+
+
+def test_results_aliasing_inputs_are_copies(mod):
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    y = mod.ident(x)
+    np.testing.assert_array_equal(y, x)
+    y[0, 0] = -1
+    assert x[0, 0] == 0
+    a, b = mod.twice(x)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_inputs_are_never_written(mod):
+    x = np.ones((2, 4), dtype=np.float32)
+    y = mod.overwrite(x)
+    assert y[0, 0] == 42 and x[0, 0] == 1
+
+
+def test_no_results(mod):
+    assert mod.nothing(np.zeros((1, 4), np.float32)) is None
+
+
+def test_non_contiguous_inputs_are_copied(mod):
+    x = np.arange(40, dtype=np.float32).reshape(5, 8)[:, ::2]
+    assert not x.flags.c_contiguous
+    np.testing.assert_array_equal(mod.ident(x), x)
+    f = np.asfortranarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    np.testing.assert_array_equal(mod.ident(f), f)
+
+
+def test_bf16_and_f16(mod):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 8)).astype(np.float32)
+    p = np.array([0, 5, 9], np.int32)
+    out = mod.rotary_bf16(x, p)
+    assert out.dtype == np.float32
+    # bf16 has 8 significant bits; inputs and outputs are rounded.
+    np.testing.assert_allclose(out, ref.rotary(x, p), rtol=2e-2, atol=2e-2)
+    xh = rng.standard_normal((4, 8)).astype(np.float16)
+    ph = np.array([1, 2, 300, 4000], np.int64)
+    outh = mod.rotary_f16(xh, ph)
+    assert outh.dtype == np.float16
+    np.testing.assert_allclose(outh.astype(np.float64),
+                               ref.rotary(xh, ph, interleaved=True),
+                               rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("args,error,message", [
+    ((TABLE,), TypeError, "takes 3 arguments"),
+    ((TABLE, 1, 2, 3), TypeError, "takes 3 arguments"),
+    ((TABLE.astype(np.float64), 1, 2), TypeError, "expects dtype float32"),
+    ((TABLE.reshape(10), 1, 2), ValueError, "expects rank 2"),
+    ((np.zeros((4, 2), np.float32), 1, 2), ValueError,
+     "expects size 5 in dimension 0"),
+    (([[0.0] * 2] * 5, 1, 2), TypeError, "expects a NumPy array"),
+    ((TABLE, 1.5, 2), TypeError, "expects an integer"),
+    ((TABLE, np.array([1, 2]), 2), TypeError, "expects a scalar"),
+])
+def test_bad_arguments(mod, args, error, message):
+    with pytest.raises(error, match=message):
+        mod.bias(*args)
+
+
+def test_bf16_needs_float32(mod):
+    with pytest.raises(TypeError, match="float32 array"):
+        mod.rotary_bf16(np.zeros((2, 3, 8), np.float16),
+                        np.zeros(3, np.int32))
+
+
+def test_unsupported_type(mod):
+    with pytest.raises(TypeError, match="cannot be passed from Python"):
+        mod.vec(np.zeros(4, np.float32))
+
+
+def test_unknown_function(mod):
+    with pytest.raises(AttributeError, match="no public function 'missing'"):
+        mod.missing
+
+
+@pytest.mark.parametrize("text,message", [
+    ("func.func @f( {", "test.mlir:1:14: error: expected non-function type"),
+    ("func.func @f(%t: tensor<8x2xf32>) -> tensor<2x4x4xf32> {\n"
+     "  %0 = rpe.relative_bias %t by clip<max_distance = 4> : "
+     "tensor<8x2xf32> -> tensor<2x4x4xf32>\n"
+     "  return %0 : tensor<2x4x4xf32>\n}",
+     "test.mlir:2:8: error: 'rpe.relative_bias' op table has 8 bucket rows"),
+    ("func.func @f() -> index {\n  %0 = gpu.thread_id x\n"
+     "  return %0 : index\n}", "cannot lower 'gpu.thread_id'"),
+])
+def test_compile_errors_carry_diagnostics(text, message):
+    with pytest.raises(rpe.CompileError) as info:
+        rpe.compile(text, name="test.mlir")
+    assert message in info.value.diagnostics
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    ({"target": "nvptx"}, "not yet supported"),
+    ({"target": "tpu"}, "unknown target 'tpu'"),
+    ({"opt_level": 9}, "optimization level must be 0..3"),
+    ({"cpu": "not-a-cpu"}, "unknown CPU 'not-a-cpu'"),
+])
+def test_bad_options(kwargs, message):
+    with pytest.raises(rpe.CompileError, match=message):
+        rpe.compile("func.func @f() { return }", **kwargs)
+
+
+def test_not_text():
+    with pytest.raises(TypeError, match="expects MLIR text"):
+        rpe.compile(b"func.func @f() { return }")
+
+
+def test_output_path_is_kept(tmp_path):
+    path = str(tmp_path / "keep.so")
+    m = rpe.compile("func.func @one() -> index {\n %c = arith.constant 1 : "
+                    "index\n return %c : index\n}", output=path, opt_level=0)
+    assert m.one() == 1
+    assert os.path.exists(path)
