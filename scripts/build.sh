@@ -9,3 +9,4 @@ if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
 fi
 cmake --build "$BUILD_DIR" -j "$JOBS" --target all mlir-doc
+./scripts/register-python.sh
