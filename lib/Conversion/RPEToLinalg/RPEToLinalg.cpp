@@ -9,6 +9,7 @@
 #include "rpe/Conversion/RPEToLinalg/RPEToLinalg.h"
 #include "rpe/Conversion/Passes.h"
 #include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
+#include "rpe/Conversion/RPEToLinalg/LinalgBuilders.h"
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -34,112 +35,6 @@ using namespace mlir;
 using namespace mlir::rpe;
 
 namespace {
-
-using utils::IteratorType;
-constexpr IteratorType kPar = IteratorType::parallel;
-constexpr IteratorType kRed = IteratorType::reduction;
-
-//===----------------------------------------------------------------------===//
-// Helpers
-//===----------------------------------------------------------------------===//
-
-/// Size `dim` of `tensor` as an OpFoldResult.
-OpFoldResult dimOf(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
-  return tensor::getMixedSize(b, loc, tensor, dim);
-}
-
-/// Size `dim` of `tensor` as an index Value.
-Value dimValue(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
-  return getValueOrCreateConstantIndexOp(b, loc, dimOf(b, loc, tensor, dim));
-}
-
-/// Sizes of a result type whose `?` dims come, in order, from `dynamicSizes`.
-SmallVector<OpFoldResult> mixedSizes(OpBuilder &b, RankedTensorType type,
-                                     ValueRange dynamicSizes) {
-  SmallVector<OpFoldResult> sizes;
-  unsigned next = 0;
-  for (int64_t size : type.getShape())
-    sizes.push_back(ShapedType::isDynamic(size)
-                        ? OpFoldResult(dynamicSizes[next++])
-                        : OpFoldResult(b.getIndexAttr(size)));
-  return sizes;
-}
-
-Value emptyTensor(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
-                  Type elementType) {
-  return tensor::EmptyOp::create(b, loc, sizes, elementType);
-}
-
-/// An f32 tensor of `sizes` filled with `value`.
-Value filledF32(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
-                double value) {
-  Value init = emptyTensor(b, loc, sizes, b.getF32Type());
-  Value cst = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(static_cast<float>(value)));
-  return linalg::FillOp::create(b, loc, cst, init).getResult(0);
-}
-
-Value indexConst(OpBuilder &b, Location loc, int64_t v) {
-  return arith::ConstantIndexOp::create(b, loc, v);
-}
-
-Value f32Const(OpBuilder &b, Location loc, double v) {
-  return arith::ConstantOp::create(b, loc,
-                                   b.getF32FloatAttr(static_cast<float>(v)));
-}
-
-/// Loads `tensor[indices]` and converts it to f32.
-Value extractF32(OpBuilder &b, Location loc, Value tensor, ValueRange indices) {
-  Value v = tensor::ExtractOp::create(b, loc, tensor, indices);
-  return castFloat(b, loc, v, b.getF32Type());
-}
-
-/// Affine map of `numDims` loops selecting `results`.
-AffineMap dimsMap(MLIRContext *ctx, unsigned numDims,
-                  ArrayRef<AffineExpr> results) {
-  return AffineMap::get(numDims, 0, results, ctx);
-}
-
-SmallVector<Value> loopIndices(OpBuilder &b, Location loc, unsigned n) {
-  SmallVector<Value> idx;
-  for (unsigned d = 0; d < n; ++d)
-    idx.push_back(linalg::IndexOp::create(b, loc, d));
-  return idx;
-}
-
-void yieldValue(OpBuilder &b, Location loc, Value v) {
-  linalg::YieldOp::create(b, loc, v);
-}
-
-using BodyFn = function_ref<void(OpBuilder &, Location, ValueRange)>;
-
-/// A linalg.generic with an identity output map.
-Value generic(OpBuilder &b, Location loc, ValueRange inputs,
-              ArrayRef<AffineMap> inputMaps, Value init, AffineMap outputMap,
-              ArrayRef<IteratorType> iterators, BodyFn body) {
-  SmallVector<AffineMap> maps(inputMaps);
-  maps.push_back(outputMap);
-  return linalg::GenericOp::create(b, loc, init.getType(), inputs, init, maps,
-                                   iterators, body)
-      .getResult(0);
-}
-
-/// Converts an f32 tensor to `elementType` element-wise (no-op for f32).
-Value convertTensor(OpBuilder &b, Location loc, Value f32Tensor,
-                    Type elementType) {
-  auto type = cast<RankedTensorType>(f32Tensor.getType());
-  if (type.getElementType() == elementType)
-    return f32Tensor;
-  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, f32Tensor);
-  Value init = emptyTensor(b, loc, sizes, elementType);
-  unsigned rank = type.getRank();
-  AffineMap id = b.getMultiDimIdentityMap(rank);
-  SmallVector<IteratorType> its(rank, kPar);
-  return generic(b, loc, f32Tensor, {id}, init, id, its,
-                 [&](OpBuilder &nb, Location nl, ValueRange args) {
-                   yieldValue(nb, nl, castFloat(nb, nl, args[0], elementType));
-                 });
-}
 
 /// The query position `i + q_offset`.
 Value queryPosition(OpBuilder &b, Location loc, Value row, Value qOffset) {
@@ -268,7 +163,7 @@ struct LowerRotary : OpRewritePattern<RotaryOp> {
       posExprs.push_back(getAffineDimExpr(0, ctx));
     posExprs.push_back(getAffineDimExpr(rank - 2, ctx));
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
-    SmallVector<IteratorType> its(rank, kPar);
+    SmallVector<utils::IteratorType> its(rank, kPar);
     Type elementType = type.getElementType();
 
     Value result = generic(
@@ -598,7 +493,7 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
     bindDims(ctx, b0, hh, i, j);
     AffineMap id4 = rewriter.getMultiDimIdentityMap(4);
     AffineMap rowMap = dimsMap(ctx, 4, {b0, hh, i});
-    SmallVector<IteratorType> rowReduce = {kPar, kPar, kPar, kRed};
+    SmallVector<utils::IteratorType> rowReduce = {kPar, kPar, kPar, kRed};
     Value rowMax = generic(
         rewriter, loc, scores, {id4},
         filledF32(rewriter, loc, {batch, heads, lq},

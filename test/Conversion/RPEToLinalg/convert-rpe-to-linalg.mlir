@@ -79,7 +79,8 @@ func.func @alibi(%h: index) -> (tensor<2x4x4xf16>, tensor<?x4x4xf32>) {
 // CHECK: math.exp %{{.*}} : f64
 // CHECK: math.cos %{{.*}} : f64
 // CHECK: math.sin %{{.*}} : f64
-// CHECK: arith.truncf %{{.*}} : f64 to bf16
+// CHECK: %[[F:.*]] = arith.truncf %{{.*}} : f64 to f32
+// CHECK: arith.truncf %[[F]] : f32 to bf16
 func.func @rotary(%x: tensor<2x4x?x8xbf16>, %p: tensor<2x?xi32>) -> tensor<2x4x?x8xbf16> {
   %0 = rpe.rotary %x, %p {rotary_dim = 4 : i64, interleaved} : tensor<2x4x?x8xbf16>, tensor<2x?xi32>
   return %0 : tensor<2x4x?x8xbf16>
