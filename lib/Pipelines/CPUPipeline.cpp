@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
+#include "mlir/Dialect/SCF/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -28,7 +29,15 @@ using namespace mlir;
 
 void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
                                  const CPUPipelineOptions &options) {
-  // rpe -> linalg on tensors.
+  // Attention: fused and tiled (FlashAttention-2 structure, nothing Lq×Lk),
+  // unless the reference path is asked for.
+  if (!options.reference) {
+    RPETileAttentionPassOptions tile;
+    tile.tileQ = options.tileQ;
+    tile.tileK = options.tileK;
+    pm.addPass(createRPETileAttentionPass(tile));
+  }
+  // Everything else in rpe -> linalg on tensors.
   pm.addPass(createConvertRPEToLinalgPass());
   // Element-wise arith/math on tensors (e.g. the position sum of composed
   // rotations, or user code) -> linalg.generic, which bufferizes.
@@ -51,6 +60,7 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   pm.addPass(createConvertBufferizationToMemRefPass());
 
   // linalg -> loops -> LLVM dialect.
+  pm.addPass(createForallToForLoopPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
@@ -71,7 +81,7 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
 void mlir::rpe::registerPipelines() {
   PassPipelineRegistration<CPUPipelineOptions>(
       "rpe-cpu-pipeline",
-      "Lower rpe to the LLVM dialect for the CPU (reference path): rpe -> "
-      "linalg -> one-shot bufferization -> loops -> LLVM",
+      "Lower rpe to the LLVM dialect for the CPU: fused and tiled attention "
+      "(or the reference path), linalg, one-shot bufferization, loops, LLVM",
       buildCPUPipeline);
 }

@@ -12,6 +12,17 @@ namespace rpe {
 
 /// Options of `rpe-cpu-pipeline`.
 struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  PassOptions::Option<bool> reference{
+      *this, "reference",
+      llvm::cl::desc("Use the unfused reference lowering of rpe.attention "
+                     "(materializes Lq×Lk) instead of fuse + tile"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> tileQ{
+      *this, "tile-q", llvm::cl::desc("Query rows per attention tile"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> tileK{
+      *this, "tile-k", llvm::cl::desc("Keys per attention tile"),
+      llvm::cl::init(64)};
   PassOptions::Option<bool> emitCInterface{
       *this, "emit-c-interface",
       llvm::cl::desc("Give public functions _mlir_ciface_ wrappers"),
@@ -22,8 +33,9 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(true)};
 };
 
-/// rpe -> linalg -> one-shot bufferization -> loops -> LLVM dialect. The
-/// result is runnable by mlir-runner and translatable to LLVM IR.
+/// rpe -> (fuse + tile attention) -> linalg -> one-shot bufferization ->
+/// loops -> LLVM dialect. The result is runnable by mlir-runner and
+/// translatable to LLVM IR.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
 /// Registers `rpe-cpu-pipeline`.

@@ -15,4 +15,39 @@ def RPEEmitCInterfacePass : Pass<"rpe-emit-c-interface", "::mlir::ModuleOp"> {
   }];
 }
 
+def RPETileAttentionPass : Pass<"rpe-tile-attention"> {
+  let summary = "Tile rpe.attention into a FlashAttention-2 kernel on tensors";
+  let description = [{
+    Rewrites every `rpe.attention` into the FlashAttention-2 structure:
+    `scf.forall` over (batch, head, query tile) and a sequential `scf.for`
+    over key tiles with an online softmax (running max `m`, running sum `l`,
+    accumulator rescaled by `exp(m_old - m_new)`). Scores, the bias, the
+    inlined `score_mod` region, masks and `rel_values` are computed per
+    tile: no tensor of size Lq×Lk is created. Causal tiles above the
+    diagonal and keys beyond `key_lengths[b]` are never visited; fully
+    masked rows give 0. Toeplitz bias lookups in `score_mod`
+    (`tensor.extract %table[rpe.bucket(%i, %j), %h]` with a bucketing that
+    depends on `i - j` only) are replaced by a per-head diagonal vector of
+    length Lq + q_offset + Lk - 1 built once, so the inner loop computes no
+    bucket (and no logarithm). The result is target-neutral IR (linalg, scf,
+    tensor, arith, math) for the CPU and GPU pipelines.
+  }];
+  let options = [
+    Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",
+           "Query rows per tile (parallel)">,
+    Option<"tileK", "tile-k", "int64_t", /*default=*/"64",
+           "Keys per tile (sequential, online softmax)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+  let statistics = [
+    Statistic<"numTiled", "num-tiled", "Number of attention ops tiled">,
+    Statistic<"numToeplitz", "num-toeplitz-lookups",
+              "Toeplitz table lookups replaced by a diagonal vector">,
+  ];
+}
+
 #endif // RPE_DIALECT_RPE_TRANSFORMS_PASSES_TD
