@@ -32,6 +32,8 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   // Attention: fused and tiled (FlashAttention-2 structure, nothing Lq×Lk),
   // unless the reference path is asked for.
   if (!options.reference) {
+    pm.addPass(createRPEFuseAttentionPass());
+    pm.addPass(createCanonicalizerPass());
     RPETileAttentionPassOptions tile;
     tile.tileQ = options.tileQ;
     tile.tileK = options.tileK;

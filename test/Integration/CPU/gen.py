@@ -1152,6 +1152,241 @@ def _same(committed, fresh):
     return None
 
 
+# -- fused bias producers (rpe-fuse-attention) ---------------------------------
+# Each case builds a bias with rpe ops and feeds it to rpe.attention; the
+# default pipeline folds the producers into the kernel (no Lq×Lk bias), the
+# reference pipeline materializes them. Both must match.
+
+def _rb(c, bk, table, lq, lk, off=None, elem="f32", name="bias"):
+    offs = " offset %s" % off if off is not None else ""
+    h = table.shape[1]
+    want = ref.relative_bias(table.value, lq, lk, bk,
+                             q_offset=off.value if off is not None else 0)
+    return c.op(name, "rpe.relative_bias %s%s by %s : %s -> %s"
+                % (table, offs, bk.mlir(), table.type, ttype((h, lq, lk), elem)),
+                (h, lq, lk), elem, want)
+
+
+def _ab(c, h, lq, lk, slopes=None, symmetric=False, off=None, name="alibi"):
+    parts = ["rpe.alibi"]
+    if off is not None:
+        parts.append("offset %s" % off)
+    if slopes is not None:
+        parts.append("slopes [%s]" % ", ".join(fmt_float(x) for x in slopes))
+    if symmetric:
+        parts.append("symmetric")
+    want = ref.alibi(h, lq, lk, slopes=slopes, symmetric=symmetric,
+                     q_offset=off.value if off is not None else 0)
+    return c.op(name, " ".join(parts) + " : " + ttype((h, lq, lk), "f32"),
+                (h, lq, lk), "f32", want)
+
+
+def _add(c, x, y, name="sum"):
+    return c.op(name, "arith.addf %s, %s : %s" % (x, y, x.type), x.shape,
+                x.elem, x.value + y.value)
+
+
+@case("fused_t5_bias")
+def _(c):
+    """T5 attention: relative_bias t5<8, 12, bidirectional> (H=2) as the
+    bias, scale 1, B=1, L=9 (distances beyond max_distance)."""
+    bk = ref.T5(8, 12, True)
+    q, k, v = _qkv(c, 1, 2, 2, 9, 9, 4)
+    table = c.f32("table", (bk.num_buckets, 2))
+    bias = _rb(c, bk, table, 9, 9)
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value, scale=1.0)
+    c.print(_attn(c, q, k, v, want, bias=bias, scale=1.0))
+
+
+@case("fused_t5_causal_offset")
+def _(c):
+    """Decoder step: relative_bias t5<8, 12, unidirectional> with the same
+    q_offset (4) as a causal attention, Lq=3, Lk=10, H=2."""
+    bk = ref.T5(8, 12, False)
+    q, k, v = _qkv(c, 1, 2, 2, 3, 10, 4)
+    table = c.f32("table", (bk.num_buckets, 2))
+    off = c.index("off", 4)
+    bias = _rb(c, bk, table, 3, 10, off=off)
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value, scale=1.0,
+                         causal=True, q_offset=4)
+    c.print(_attn(c, q, k, v, want, bias=bias, scale=1.0, causal=True,
+                  q_offset=off))
+
+
+@case("fused_bias_offset_mismatch")
+def _(c):
+    """relative_bias with q_offset 2 inside an attention with q_offset 5:
+    the fused lookup uses row + 2, the mask row + 5; clip<3>, Lq=4, Lk=9."""
+    bk = ref.Clip(3)
+    q, k, v = _qkv(c, 1, 1, 1, 4, 9, 4)
+    table = c.f32("table", (bk.num_buckets, 1))
+    boff, aoff = c.index("boff", 2), c.index("aoff", 5)
+    bias = _rb(c, bk, table, 4, 9, off=boff)
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value,
+                         causal=True, q_offset=5)
+    c.print(_attn(c, q, k, v, want, bias=bias, causal=True, q_offset=aoff))
+
+
+@case("fused_alibi_causal")
+def _(c):
+    """ALiBi (directional, default slopes for H=4) folded into a causal
+    attention, L=7."""
+    q, k, v = _qkv(c, 1, 4, 4, 7, 7, 4)
+    bias = _ab(c, 4, 7, 7)
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value, causal=True)
+    c.print(_attn(c, q, k, v, want, bias=bias, causal=True))
+
+
+@case("fused_alibi_slopes_h6")
+def _(c):
+    """ALiBi, default slopes for H=6 (not a power of two), symmetric, GQA
+    6/3, Lq=5, Lk=8."""
+    q, k, v = _qkv(c, 1, 6, 3, 5, 8, 4)
+    bias = _ab(c, 6, 5, 8, symmetric=True)
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value)
+    c.print(_attn(c, q, k, v, want, bias=bias))
+
+
+@case("fused_sum")
+def _(c):
+    """A sum of terms: relative_bias clip<2> + ALiBi with explicit slopes,
+    both with q_offset 1 like the attention; key_lengths [6, 2], B=2."""
+    bk = ref.Clip(2)
+    q, k, v = _qkv(c, 2, 2, 2, 5, 6, 4)
+    table = c.f32("table", (bk.num_buckets, 2))
+    off = c.index("off", 1)
+    rb = _rb(c, bk, table, 5, 6, off=off)
+    ab = _ab(c, 2, 5, 6, slopes=[0.5, 0.125], off=off)
+    bias = _add(c, rb, ab)
+    lens = c.ints("lens", [6, 2], "i32")
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value,
+                         key_lengths=[6, 2], q_offset=1)
+    c.print(_attn(c, q, k, v, want, bias=bias, key_lengths=lens, q_offset=off))
+
+
+@case("fused_dense_rest")
+def _(c):
+    """relative_bias + a dense constant bias: the table term is fused, the
+    constant stays the bias operand. t5<8, 20, bidirectional>, L=6."""
+    bk = ref.T5(8, 20, True)
+    q, k, v = _qkv(c, 1, 2, 2, 6, 6, 4)
+    table = c.f32("table", (bk.num_buckets, 2))
+    dense = c.f32("dense", (2, 6, 6))
+    rb = _rb(c, bk, table, 6, 6)
+    bias = _add(c, rb, dense)
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value)
+    c.print(_attn(c, q, k, v, want, bias=bias))
+
+
+@case("fused_window2d")
+def _(c):
+    """Swin window attention: relative_bias window2d<2, 3> (L=6, H=3)."""
+    bk = ref.Window2D(2, 3)
+    q, k, v = _qkv(c, 2, 3, 3, 6, 6, 4)
+    table = c.f32("table", (bk.num_buckets, 3))
+    bias = _rb(c, bk, table, 6, 6)
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value)
+    c.print(_attn(c, q, k, v, want, bias=bias))
+
+
+@case("fused_head_broadcast")
+def _(c):
+    """A one-head bias table (result 1×Lq×Lk) broadcast over H=3 heads,
+    log<8, 20> bucketing, L=11."""
+    bk = ref.Log(8, 20)
+    q, k, v = _qkv(c, 1, 3, 3, 11, 11, 4)
+    table = c.f32("table", (bk.num_buckets, 1))
+    bias = _rb(c, bk, table, 11, 11)
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value)
+    c.print(_attn(c, q, k, v, want, bias=bias))
+
+
+@case("fused_with_score_mod")
+def _(c):
+    """relative_bias clip<2> plus an existing score_mod (s·0.5 - 0.1·|i-j|):
+    the fused term is added before the region runs. L=5."""
+    bk = ref.Clip(2)
+    q, k, v = _qkv(c, 1, 2, 2, 5, 5, 4)
+    table = c.f32("table", (bk.num_buckets, 2))
+    bias = _rb(c, bk, table, 5, 5)
+    c.main.append("  %sm_half = arith.constant 0.5 : f32")
+    c.main.append("  %sm_tenth = arith.constant 0.1 : f32")
+    region = """
+^bb0(%sm_s: f32, %sm_b: index, %sm_h: index, %sm_i: index, %sm_j: index):
+  %sm_d = arith.subi %sm_i, %sm_j : index
+  %sm_di = arith.index_cast %sm_d : index to i64
+  %sm_df = arith.sitofp %sm_di : i64 to f32
+  %sm_a = math.absf %sm_df : f32
+  %sm_p = arith.mulf %sm_a, %sm_tenth : f32
+  %sm_h2 = arith.mulf %sm_s, %sm_half : f32
+  %sm_r = arith.subf %sm_h2, %sm_p : f32
+  rpe.yield %sm_r : f32
+"""
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value,
+                         score_mod=lambda s, b, h, i, j: 0.5 * s - 0.1 * np.abs(i - j))
+    c.print(_attn(c, q, k, v, want, bias=bias, region=region))
+
+
+@case("fused_shaw_kv")
+def _(c):
+    """Shaw et al. keys and values: shaw_logits(q, emb_k) by clip<3> as the
+    bias and rel_values(emb_v), Lq=6, Lk=8 (gather trick for q·emb_kᵀ)."""
+    bk = ref.Clip(3)
+    q, k, v = _qkv(c, 1, 2, 2, 6, 8, 4)
+    ek = c.f32("emb_k", (bk.num_buckets, 4))
+    ev = c.f32("emb_v", (bk.num_buckets, 4))
+    logits = ref.shaw_logits(q.value, ek.value, 8, bk)
+    bias = c.op("logits", "rpe.shaw_logits %s, %s by %s : %s, %s -> %s"
+                % (q, ek, bk.mlir(), q.type, ek.type, ttype(logits.shape, "f32")),
+                logits.shape, "f32", logits)
+    want = ref.attention(q.value, k.value, v.value, bias=logits,
+                         rel_values=ev.value, bucketing=bk)
+    c.print(_attn(c, q, k, v, want, bias=bias, rel_values=ev, bucketing=bk))
+
+
+@case("fused_deberta")
+def _(c):
+    """DeBERTa: disentangled_bias c2p + p2c by log<8, 20> as the bias, scale
+    1/sqrt(3D) as DeBERTa uses, L=13 (log buckets hit)."""
+    bk = ref.Log(8, 20)
+    q, k, v = _qkv(c, 1, 2, 2, 13, 13, 4)
+    pq = c.f32("pos_q", (2, bk.num_buckets, 4))
+    pk = c.f32("pos_k", (2, bk.num_buckets, 4))
+    dis = ref.disentangled_bias(q.value, k.value, pq.value, pk.value, bk, True, True)
+    bias = c.op("dis", "rpe.disentangled_bias %s, %s, %s, %s by %s c2p p2c : "
+                "%s, %s, %s, %s -> %s" % (q, k, pq, pk, bk.mlir(), q.type, k.type,
+                                          pq.type, pk.type, ttype(dis.shape, "f32")),
+                dis.shape, "f32", dis)
+    scale = 1.0 / np.sqrt(3 * 4)
+    want = ref.attention(q.value, k.value, v.value, bias=dis, scale=scale)
+    c.print(_attn(c, q, k, v, want, bias=bias, scale=scale))
+
+
+@case("fused_f16", tol=TOL_F16)
+def _(c):
+    """f16 attention with an f16 relative_bias table, t5<8, 12, bidirectional>,
+    L=7."""
+    bk = ref.T5(8, 12, True)
+    q, k, v = _qkv(c, 1, 2, 2, 7, 7, 4, elem="f16")
+    table = c.f16("table", (bk.num_buckets, 2))
+    bias = _rb(c, bk, table, 7, 7, elem="f16")
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value)
+    c.print(_attn(c, q, k, v, want, bias=bias, elem="f16"))
+
+
+@case("fused_producer_used_twice", tol=TOL_F32)
+def _(c):
+    """The bias is also printed (used twice): it must stay materialized, and
+    the attention still uses it. clip<2>, L=4."""
+    bk = ref.Clip(2)
+    q, k, v = _qkv(c, 1, 1, 1, 4, 4, 4)
+    table = c.f32("table", (bk.num_buckets, 1))
+    bias = _rb(c, bk, table, 4, 4)
+    c.print(bias)
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value)
+    c.print(_attn(c, q, k, v, want, bias=bias))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true")

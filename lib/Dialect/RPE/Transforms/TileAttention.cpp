@@ -101,7 +101,6 @@ int64_t hoistToeplitzLookups(RewriterBase &rewriter, AttentionOp op) {
   Value diagLen = subIndex(rewriter, loc, addIndex(rewriter, loc, lq, lk), one);
   // r = i_pos - j - q_offset + Lk - 1, i.e. i_pos - j + shift.
   Value shift = qOffset ? subIndex(rewriter, loc, lkMinus1, qOffset) : lkMinus1;
-  MLIRContext *ctx = rewriter.getContext();
   for (tensor::ExtractOp extract : lookups) {
     rewriter.setInsertionPoint(op);
     Value table = extract.getTensor();

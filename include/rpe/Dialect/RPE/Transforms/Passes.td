@@ -15,6 +15,29 @@ def RPEEmitCInterfacePass : Pass<"rpe-emit-c-interface", "::mlir::ModuleOp"> {
   }];
 }
 
+def RPEFuseAttentionPass : Pass<"rpe-fuse-attention"> {
+  let summary = "Fuse relative position terms into rpe.attention";
+  let description = [{
+    (a) Raises unfused attention written in linalg on tensors — the q·kᵀ
+    contraction, an optional scaling and bias addition, `linalg.softmax` or
+    its decomposed max/sub/exp/sum/div form, and the product with v — to
+    `rpe.attention`. (b) Folds the producers of an attention bias
+    (`rpe.relative_bias`, `rpe.alibi`, `rpe.shaw_logits`,
+    `rpe.disentangled_bias`, and `arith.addf` sums of them) into the
+    attention's `score_mod` region, so that no Lq×Lk bias is built: table
+    lookups through `rpe.bucket`, ALiBi slopes, and for the Shaw and DeBERTa
+    terms the gather trick (`q·embᵀ`, `q·pos_kᵀ`, `k·pos_qᵀ` are Lq×NB or
+    Lk×NB, then gathered by bucket). (c) Folds `rpe.shaw_values` of the
+    attention probabilities added to the output into `rel_values`.
+    `rpe.rotary` on q and k stays its own O(L·D) op (see docs/Decisions.md).
+    Producers with other uses are left alone.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def RPETileAttentionPass : Pass<"rpe-tile-attention"> {
   let summary = "Tile rpe.attention into a FlashAttention-2 kernel on tensors";
   let description = [{
