@@ -19,6 +19,13 @@ DISTANCES = list(range(-300, 301)) + [
     for s in (1, -1)]
 
 
+def logf(x):
+    """Correctly rounded float32 log (as torch.log and glibc logf give);
+    NumPy's vectorised float32 log can be one ulp off, which moves a bucket
+    when a quotient lands exactly on an integer."""
+    return np.log(np.asarray(x, dtype=np.float32).astype(np.float64)).astype(np.float32)
+
+
 def clip_bucket(rel, k):
     # seed: index = clamp(i - j, -K, K) + K, with rel = i - j
     return np.clip(rel, -k, k) + k
@@ -37,7 +44,7 @@ def t5_bucket(rel_i_minus_j, bidirectional, num_buckets, max_distance):
     max_exact = num_buckets // 2
     is_small = relative_position < max_exact
     with np.errstate(divide="ignore", invalid="ignore"):
-        large = (np.log(relative_position.astype(np.float32) / np.float32(max_exact))
+        large = (logf(relative_position.astype(np.float32) / np.float32(max_exact))
                  / np.float32(math.log(max_distance / max_exact))
                  * np.float32(num_buckets - max_exact))
         large = np.where(is_small, 0, large).astype(np.int64) + max_exact
@@ -60,8 +67,8 @@ def _deberta_bucket(rel_i_minus_j, position_buckets, max_relative_positions):
         mid = bucket_size // 2
         abs_pos = np.where((relative_pos < mid) & (relative_pos > -mid),
                            np.int64(mid - 1), np.abs(relative_pos))
-        log_pos = (np.ceil(np.log(abs_pos.astype(np.float32) / np.float32(mid))
-                           / np.log(np.float32((max_position - 1) / mid))
+        log_pos = (np.ceil(logf(abs_pos.astype(np.float32) / np.float32(mid))
+                           / logf(np.float32((max_position - 1) / mid))
                            * np.float32(mid - 1)) + np.float32(mid))
         bucket_pos = np.where(abs_pos <= mid, relative_pos.astype(np.float32),
                               log_pos * sign.astype(np.float32))
@@ -95,11 +102,12 @@ def main():
         print('  {"clip<%d>", Scheme::Clip, %d, 0, false, {%s}},'
               % (k, k, ints(clip_bucket(rel, k))))
     for n, m, bi in ((32, 128, True), (32, 128, False), (8, 20, True),
-                     (64, 256, False), (16, 50, True), (4, 3, True)):
+                     (64, 256, False), (16, 50, True), (4, 3, True),
+                     (128, 169, False)):
         print('  {"t5<%d, %d, %s>", Scheme::T5, %d, %d, %s, {%s}},'
               % (n, m, bi, n, m, "true" if bi else "false",
                  ints(t5_bucket(rel, bi, n, m))))
-    for p, m in ((256, 512), (8, 20), (32, 64), (0, 16), (2, 3)):
+    for p, m in ((256, 512), (8, 20), (32, 64), (0, 16), (2, 3), (6, 148)):
         print('  {"log<%d, %d>", Scheme::Log, %d, %d, false, {%s}},'
               % (p, m, p, m, ints(deberta_bucket(rel, p, m))))
     print("};")

@@ -28,6 +28,21 @@ __all__ = [
 _SAT = 2 ** 62
 
 
+def _logf(x):
+    """float32 natural log, correctly rounded, of float32 ``x``.
+
+    HF's bucketing takes ``torch.log`` of float32 tensors, which (like glibc's
+    ``logf`` on the inputs that occur) returns the correctly rounded float32.
+    NumPy's own float32 ``np.log`` (SIMD) is off by one ulp on some inputs,
+    e.g. log(1.625), which moves a bucket whose quotient lands exactly on an
+    integer: T5(128, 169, bidirectional=False) at j - i = -104 is 96 in HF
+    and 95 with NumPy's float32 log. The float64 log rounded to float32 is
+    the correctly rounded value (python/tests/test_parity.py pins such cases).
+    """
+    x = np.asarray(x, dtype=np.float32)
+    return np.log(x.astype(np.float64)).astype(np.float32)
+
+
 def _rel(i, j):
     """Saturated ``i - j`` (to +-2^62) as int64, broadcasting i against j."""
     i = np.asarray(i, dtype=np.int64)
@@ -97,8 +112,8 @@ class T5:
         with np.errstate(divide="ignore", invalid="ignore"):
             # torch.log on f32; math.log(M / e) is a double that torch rounds
             # to f32 when dividing an f32 tensor; then * f32(N' - e).
-            large = (np.log(relative_position.astype(np.float32)
-                            / np.float32(max_exact))
+            large = (_logf(relative_position.astype(np.float32)
+                             / np.float32(max_exact))
                      / np.float32(math.log(self.m / max_exact))
                      * np.float32(num_buckets - max_exact))
             large = np.where(is_small, np.float32(0), large)
@@ -143,8 +158,8 @@ class Log:
         abs_pos = np.where((relative_pos < mid) & (relative_pos > -mid),
                            np.int64(mid - 1), np.abs(relative_pos))
         with np.errstate(divide="ignore", invalid="ignore"):
-            log_pos = (np.ceil(np.log(abs_pos.astype(np.float32) / np.float32(mid))
-                               / np.log(np.float32((self.m - 1) / mid))
+            log_pos = (np.ceil(_logf(abs_pos.astype(np.float32) / np.float32(mid))
+                               / _logf(np.float32((self.m - 1) / mid))
                                * np.float32(mid - 1)) + np.float32(mid))
             bucket_pos = np.where(abs_pos <= mid, relative_pos.astype(np.float32),
                                   log_pos * sign.astype(np.float32))
