@@ -26,3 +26,10 @@ cc -O2 -I"$out" examples/t5-attention/main.c "$out/t5_attention.o" -lm \
   -o "$out/t5-attention"
 echo "built $out/t5-attention (header: $out/t5_attention.h)"
 "$out/t5-attention" "${L:-256}" 5
+
+echo
+echo "== python3 -m rpe plot bias: a T5-bias head computed by the compiled relative_bias =="
+png="$BUILD_DIR/examples/t5_bias_heads.png"
+/usr/bin/python3 -m rpe plot bias --scheme t5 --num-buckets 32 --max-distance 128 \
+  --heads 4 --length 96 --compiled -o "$png"
+echo "heatmap written to $PWD/$png"
