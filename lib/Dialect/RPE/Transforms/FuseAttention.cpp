@@ -103,15 +103,14 @@ Value buildProjection(OpBuilder &b, Location loc, Value x, Value table) {
 /// Everything a term needs, prepared before the attention op.
 struct PreparedTerm {
   Operation *producer;
-  Value slopes;        // alibi with explicit slopes: f64 H-vector
-  Value numHeads;      // alibi default slopes
+  Value slopes;        // alibi: f64 H-vector of slopes
   Value projection;    // shaw_logits: QE; disentangled: QPk (c2p)
   Value keyProjection; // disentangled: KPq (p2c)
 };
 
 PreparedTerm prepare(OpBuilder &b, AttentionOp attention, Operation *producer) {
   Location loc = producer->getLoc();
-  PreparedTerm term{producer, {}, {}, {}, {}};
+  PreparedTerm term{producer, {}, {}, {}};
   if (auto alibi = dyn_cast<AlibiOp>(producer)) {
     if (std::optional<ArrayRef<double>> slopes = alibi.getSlopes()) {
       SmallVector<double> values(slopes->begin(), slopes->end());
@@ -120,11 +119,19 @@ PreparedTerm prepare(OpBuilder &b, AttentionOp attention, Operation *producer) {
       term.slopes = arith::ConstantOp::create(
           b, loc, DenseElementsAttr::get(type, ArrayRef<double>(values)));
     } else {
-      // The alibi result's head count (it is H or a broadcast 1).
+      // Default slopes, computed once per head (the alibi result's head
+      // count: H or a broadcast 1) instead of in the inner loop.
       RankedTensorType type = alibi.getResult().getType();
-      term.numHeads = type.isDynamicDim(0)
-                          ? alibi.getDynamicSizes().front()
-                          : indexConst(b, loc, type.getDimSize(0));
+      Value numHeads = type.isDynamicDim(0)
+                           ? alibi.getDynamicSizes().front()
+                           : indexConst(b, loc, type.getDimSize(0));
+      AffineMap id = b.getMultiDimIdentityMap(1);
+      term.slopes = generic(
+          b, loc, {}, {}, emptyTensor(b, loc, {numHeads}, b.getF64Type()), id,
+          {kPar}, [&](OpBuilder &nb, Location nl, ValueRange) {
+            Value h = linalg::IndexOp::create(nb, nl, 0);
+            yieldValue(nb, nl, buildDefaultAlibiSlope(nb, nl, h, numHeads));
+          });
     }
   } else if (auto shaw = dyn_cast<ShawLogitsOp>(producer)) {
     term.projection = buildProjection(b, loc, shaw.getQ(), shaw.getEmb());
@@ -175,10 +182,7 @@ Value emitTerm(OpBuilder &b, Location loc, const PreparedTerm &term,
                    ? arith::AddIOp::create(b, loc, rowIdx, alibi.getQOffset())
                          .getResult()
                    : rowIdx);
-    Value slope =
-        term.slopes
-            ? tensor::ExtractOp::create(b, loc, term.slopes, hIdx).getResult()
-            : buildDefaultAlibiSlope(b, loc, hIdx, term.numHeads);
+    Value slope = tensor::ExtractOp::create(b, loc, term.slopes, hIdx);
     Value v = buildAlibiBias(b, loc, slope, pos, keyIdx, alibi.getSymmetric());
     // Round through the producer's element type, as the bias tensor would.
     return castFloat(b, loc, castFloat(b, loc, v, type.getElementType()), f32);

@@ -434,7 +434,8 @@ struct RPETileAttentionPass
     if (tileQ <= 0 || tileK <= 0) {
       getOperation()->emitError()
           << "rpe-tile-attention: tile-q and tile-k must be positive, got "
-          << tileQ << " and " << tileK;
+          << static_cast<int64_t>(tileQ) << " and "
+          << static_cast<int64_t>(tileK);
       return signalPassFailure();
     }
     TileAttentionOptions options{tileQ, tileK};

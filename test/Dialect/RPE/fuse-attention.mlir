@@ -1,0 +1,133 @@
+// RUN: rpe-opt %s -rpe-fuse-attention -split-input-file | FileCheck %s
+
+// A relative_bias feeding the attention becomes a table lookup by bucket in
+// score_mod; the H×Lq×Lk bias disappears.
+// CHECK-LABEL: func.func @relative_bias
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x8x4xf32>, %[[T:.*]]: tensor<32x2xf32>)
+// CHECK-NOT: rpe.relative_bias
+// CHECK: %[[R:.*]] = rpe.attention %[[Q]], %[[Q]], %[[Q]] scale = 1.000000e+00 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %[[H:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT: %[[B:.*]] = rpe.bucket %[[I]], %[[J]] by t5<num_buckets = 32, max_distance = 128, bidirectional = true>
+// CHECK-NEXT: %[[V:.*]] = tensor.extract %[[T]][%[[B]], %[[H]]] : tensor<32x2xf32>
+// CHECK-NEXT: %[[SUM:.*]] = arith.addf %[[S]], %[[V]] : f32
+// CHECK-NEXT: rpe.yield %[[SUM]] : f32
+// CHECK: return %[[R]]
+func.func @relative_bias(%q: tensor<1x2x8x4xf32>, %t: tensor<32x2xf32>) -> tensor<1x2x8x4xf32> {
+  %b = rpe.relative_bias %t by t5<num_buckets = 32, max_distance = 128, bidirectional = true> : tensor<32x2xf32> -> tensor<2x8x8xf32>
+  %0 = rpe.attention %q, %q, %q bias(%b : tensor<2x8x8xf32>) scale = 1.0 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  return %0 : tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// A sum of relative_bias and ALiBi sharing the attention's q_offset: both
+// terms use the query position %i directly; default slopes are computed once
+// per head, outside the kernel.
+// CHECK-LABEL: func.func @sum_with_offset
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x4x8x4xf32>, %[[T:.*]]: tensor<9x4xf32>, %[[OFF:.*]]: index)
+// CHECK: %[[SLOPES:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?xf64>)
+// CHECK: math.exp2
+// CHECK: rpe.attention %[[Q]], %[[Q]], %[[Q]] q_offset(%[[OFF]]) causal :
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %[[H:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK: rpe.bucket %[[I]], %[[J]] by clip<max_distance = 4>
+// CHECK: tensor.extract %[[T]]
+// CHECK: tensor.extract %[[SLOPES]][%[[H]]] : tensor<?xf64>
+// CHECK: arith.subi %[[J]], %[[I]] : index
+// CHECK-NOT: math.exp2
+// CHECK: rpe.yield
+// CHECK-NOT: rpe.alibi
+// CHECK-NOT: arith.addf %{{.*}} : tensor
+func.func @sum_with_offset(%q: tensor<1x4x8x4xf32>, %t: tensor<9x4xf32>, %off: index) -> tensor<1x4x8x4xf32> {
+  %b = rpe.relative_bias %t offset %off by clip<max_distance = 4> : tensor<9x4xf32> -> tensor<4x8x8xf32>
+  %a = rpe.alibi offset %off : tensor<4x8x8xf32>
+  %s = arith.addf %b, %a : tensor<4x8x8xf32>
+  %0 = rpe.attention %q, %q, %q bias(%s : tensor<4x8x8xf32>) q_offset(%off) causal : tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32>, tensor<1x4x8x4xf32> -> tensor<1x4x8x4xf32>
+  return %0 : tensor<1x4x8x4xf32>
+}
+
+// -----
+
+// Shaw keys: the gather trick. q·embᵀ is B×H×Lq×NB (here 1x2x6x9), never
+// Lq×Lk; the kernel gathers it by bucket.
+// CHECK-LABEL: func.func @shaw_logits
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x6x4xf32>, %[[K:.*]]: tensor<1x2x10x4xf32>, %[[E:.*]]: tensor<9x4xf32>)
+// CHECK: %[[QE:.*]] = linalg.generic {{.*}} ins(%[[Q]], %[[E]] : tensor<1x2x6x4xf32>, tensor<9x4xf32>) outs(%{{.*}} : tensor<1x2x6x9xf32>)
+// CHECK: rpe.attention %[[Q]], %[[K]], %[[K]] :
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %[[H:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT: %[[BK:.*]] = rpe.bucket %[[I]], %[[J]] by clip<max_distance = 4>
+// CHECK-NEXT: tensor.extract %[[QE]][%{{.*}}, %[[H]], %[[I]], %[[BK]]] : tensor<1x2x6x9xf32>
+// CHECK-NOT: rpe.shaw_logits
+func.func @shaw_logits(%q: tensor<1x2x6x4xf32>, %k: tensor<1x2x10x4xf32>, %e: tensor<9x4xf32>) -> tensor<1x2x6x4xf32> {
+  %l = rpe.shaw_logits %q, %e by clip<max_distance = 4> : tensor<1x2x6x4xf32>, tensor<9x4xf32> -> tensor<1x2x6x10xf32>
+  %0 = rpe.attention %q, %k, %k bias(%l : tensor<1x2x6x10xf32>) : tensor<1x2x6x4xf32>, tensor<1x2x10x4xf32>, tensor<1x2x10x4xf32> -> tensor<1x2x6x4xf32>
+  return %0 : tensor<1x2x6x4xf32>
+}
+
+// -----
+
+// DeBERTa: q·pos_kᵀ (B×H×Lq×NB) for c2p and k·pos_qᵀ (B×H×Lk×NB) for p2c,
+// both gathered by the same bucket.
+// CHECK-LABEL: func.func @deberta
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x5x4xf32>, %[[K:.*]]: tensor<1x2x7x4xf32>, %[[PQ:.*]]: tensor<2x16x4xf32>, %[[PK:.*]]: tensor<2x16x4xf32>)
+// CHECK-DAG: %[[C2P:.*]] = linalg.generic {{.*}} ins(%[[Q]], %[[PK]] : {{.*}}) outs(%{{.*}} : tensor<1x2x5x16xf32>)
+// CHECK-DAG: %[[P2C:.*]] = linalg.generic {{.*}} ins(%[[K]], %[[PQ]] : {{.*}}) outs(%{{.*}} : tensor<1x2x7x16xf32>)
+// CHECK: rpe.attention
+// CHECK: %[[BK:.*]] = rpe.bucket %[[I:.*]], %[[J:.*]] by log<position_buckets = 0, max_relative_positions = 8>
+// CHECK: tensor.extract %[[C2P]][%{{.*}}, %{{.*}}, %[[I]], %[[BK]]]
+// CHECK: tensor.extract %[[P2C]][%{{.*}}, %{{.*}}, %[[J]], %[[BK]]]
+func.func @deberta(%q: tensor<1x2x5x4xf32>, %k: tensor<1x2x7x4xf32>, %pq: tensor<2x16x4xf32>, %pk: tensor<2x16x4xf32>) -> tensor<1x2x5x4xf32> {
+  %d = rpe.disentangled_bias %q, %k, %pq, %pk by log<position_buckets = 0, max_relative_positions = 8> c2p p2c : tensor<1x2x5x4xf32>, tensor<1x2x7x4xf32>, tensor<2x16x4xf32>, tensor<2x16x4xf32> -> tensor<1x2x5x7xf32>
+  %0 = rpe.attention %q, %k, %k bias(%d : tensor<1x2x5x7xf32>) : tensor<1x2x5x4xf32>, tensor<1x2x7x4xf32>, tensor<1x2x7x4xf32> -> tensor<1x2x5x4xf32>
+  return %0 : tensor<1x2x5x4xf32>
+}
+
+// -----
+
+// An existing score_mod runs after the fused terms; a dense summand stays as
+// the bias; a one-head table broadcasts (head index 0).
+// CHECK-LABEL: func.func @keep_region_and_dense
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x4xf32>, %[[T:.*]]: tensor<5x1xf32>, %[[D:.*]]: tensor<1x4x4xf32>)
+// CHECK: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: rpe.attention %[[Q]], %[[Q]], %[[Q]] bias(%[[D]] : tensor<1x4x4xf32>) :
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %{{.*}}: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK: %[[BK:.*]] = rpe.bucket %[[I]], %[[J]] by clip<max_distance = 2>
+// CHECK: %[[V:.*]] = tensor.extract %[[T]][%[[BK]], %[[C0]]] : tensor<5x1xf32>
+// CHECK: %[[S1:.*]] = arith.addf %[[S]], %[[V]] : f32
+// CHECK: %[[S2:.*]] = arith.mulf %[[S1]], %[[S1]] : f32
+// CHECK: rpe.yield %[[S2]] : f32
+func.func @keep_region_and_dense(%q: tensor<1x2x4x4xf32>, %t: tensor<5x1xf32>, %d: tensor<1x4x4xf32>) -> tensor<1x2x4x4xf32> {
+  %b = rpe.relative_bias %t by clip<max_distance = 2> : tensor<5x1xf32> -> tensor<1x4x4xf32>
+  %s = arith.addf %b, %d : tensor<1x4x4xf32>
+  %0 = rpe.attention %q, %q, %q bias(%s : tensor<1x4x4xf32>) : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32> {
+  ^bb0(%x: f32, %bb: index, %h: index, %i: index, %j: index):
+    %sq = arith.mulf %x, %x : f32
+    rpe.yield %sq : f32
+  }
+  return %0 : tensor<1x2x4x4xf32>
+}
+
+// -----
+
+// Where fusion must not fire: a producer with another use, a bias that is
+// not a sum of producers (scaled), and a function argument.
+// CHECK-LABEL: func.func @no_fusion
+// CHECK: %[[B:.*]] = rpe.relative_bias
+// CHECK: rpe.attention {{.*}} bias(%[[B]] : tensor<2x4x4xf32>)
+// CHECK-NOT: ^bb0
+// CHECK: %[[A:.*]] = rpe.alibi
+// CHECK: %[[M:.*]] = arith.mulf %[[A]], %{{.*}} : tensor<2x4x4xf32>
+// CHECK: rpe.attention {{.*}} bias(%[[M]] : tensor<2x4x4xf32>)
+// CHECK-NOT: ^bb0
+// CHECK: rpe.attention {{.*}} bias(%arg2 : tensor<2x4x4xf32>)
+// CHECK-NOT: ^bb0
+func.func @no_fusion(%q: tensor<1x2x4x4xf32>, %t: tensor<5x2xf32>, %d: tensor<2x4x4xf32>)
+    -> (tensor<1x2x4x4xf32>, tensor<2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>) {
+  %b = rpe.relative_bias %t by clip<max_distance = 2> : tensor<5x2xf32> -> tensor<2x4x4xf32>
+  %0 = rpe.attention %q, %q, %q bias(%b : tensor<2x4x4xf32>) : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %a = rpe.alibi : tensor<2x4x4xf32>
+  %two = arith.constant dense<2.0> : tensor<2x4x4xf32>
+  %m = arith.mulf %a, %two : tensor<2x4x4xf32>
+  %1 = rpe.attention %q, %q, %q bias(%m : tensor<2x4x4xf32>) : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  %2 = rpe.attention %q, %q, %q bias(%d : tensor<2x4x4xf32>) : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
+  return %0, %b, %1, %2 : tensor<1x2x4x4xf32>, tensor<2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
+}

@@ -1,0 +1,109 @@
+// RUN: rpe-opt %s -rpe-tile-attention="tile-q=16 tile-k=32" -split-input-file | FileCheck %s
+// RUN: not rpe-opt %s -rpe-tile-attention="tile-q=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE
+
+// BADTILE: error: rpe-tile-attention: tile-q and tile-k must be positive, got 0 and 64
+
+// FlashAttention-2 structure: parallel over (b, h, query tile), sequential
+// over key tiles with an online softmax carried in (m, l, acc); the result
+// tile is written into the shared output.
+// CHECK-LABEL: func.func @structure
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x100x64xf32>, %[[K:.*]]: tensor<2x2x130x64xf32>, %[[V:.*]]: tensor<2x2x130x32xf32>)
+// CHECK-DAG: %[[C2:.*]] = arith.constant 2 : index
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C7:.*]] = arith.constant 7 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK-DAG: %[[C32:.*]] = arith.constant 32 : index
+// CHECK: %[[INIT:.*]] = tensor.empty() : tensor<2x4x100x32xf32>
+// 100 rows in tiles of 16: 7 query tiles.
+// CHECK: %[[R:.*]] = scf.forall (%[[B:.*]], %[[H:.*]], %[[QT:.*]]) in (%[[C2]], %[[C4]], %[[C7]]) shared_outs(%[[OUT:.*]] = %[[INIT]]) -> (tensor<2x4x100x32xf32>) {
+// CHECK: %[[Q0:.*]] = arith.muli %[[QT]], %[[C16]] : index
+// CHECK: %[[HK:.*]] = arith.divui %[[H]], %{{.*}} : index
+// CHECK: tensor.extract_slice %[[Q]][%[[B]], %[[H]], %[[Q0]], 0] [1, 1, %{{.*}}, %{{.*}}] [1, 1, 1, 1] : tensor<2x4x100x64xf32> to tensor<?x?xf32>
+// CHECK: %[[LOOP:.*]]:3 = scf.for %[[K0:.*]] = %{{.*}} to %{{.*}} step %[[C32]] iter_args(%[[M:.*]] = %{{.*}}, %[[L:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) -> (tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>) {
+// CHECK: tensor.extract_slice %[[K]][%[[B]], %[[HK]], %[[K0]], 0]
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "reduction", "parallel"]
+// CHECK: arith.maximumf
+// CHECK: math.exp
+// CHECK: tensor.extract_slice %[[V]][%[[B]], %[[HK]], %[[K0]], 0]
+// CHECK: scf.yield %{{.*}}, %{{.*}}, %{{.*}} : tensor<?xf32>, tensor<?xf32>, tensor<?x?xf32>
+// CHECK: %[[TILE:.*]] = tensor.extract_slice %[[OUT]][%[[B]], %[[H]], %[[Q0]], 0]
+// CHECK: %[[O:.*]] = linalg.generic {{.*}} ins(%[[LOOP]]#2, %[[LOOP]]#1 : tensor<?x?xf32>, tensor<?xf32>) outs(%[[TILE]] : tensor<?x?xf32>)
+// CHECK: scf.forall.in_parallel {
+// CHECK-NEXT: tensor.parallel_insert_slice %[[O]] into %[[OUT]][%[[B]], %[[H]], %[[Q0]], 0]
+// CHECK-NOT: rpe.attention
+// CHECK: return %[[R]]
+func.func @structure(%q: tensor<2x4x100x64xf32>, %k: tensor<2x2x130x64xf32>, %v: tensor<2x2x130x32xf32>) -> tensor<2x4x100x32xf32> {
+  %0 = rpe.attention %q, %k, %v : tensor<2x4x100x64xf32>, tensor<2x2x130x64xf32>, tensor<2x2x130x32xf32> -> tensor<2x4x100x32xf32>
+  return %0 : tensor<2x4x100x32xf32>
+}
+
+// -----
+
+// Causal and key_lengths bound the key loop: tiles above the diagonal and
+// beyond key_lengths[b] are never visited.
+// CHECK-LABEL: func.func @bounds
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x1x64x8xf32>, %[[LEN:.*]]: tensor<1xi32>, %[[OFF:.*]]: index)
+// CHECK: scf.forall (%[[B:.*]], %{{.*}}, %{{.*}}) in
+// CHECK: %[[QP:.*]] = arith.addi %{{.*}}, %[[OFF]] : index
+// CHECK: %[[L32:.*]] = tensor.extract %[[LEN]][%[[B]]] : tensor<1xi32>
+// CHECK: %[[LI:.*]] = arith.index_cast %[[L32]] : i32 to index
+// CHECK: %[[LPOS:.*]] = arith.maxsi %[[LI]], %{{.*}} : index
+// CHECK: %[[E1:.*]] = arith.minsi %[[LPOS]], %{{.*}} : index
+// CHECK: %[[LAST:.*]] = arith.addi %[[QP]], %{{.*}} : index
+// CHECK: %[[CPOS:.*]] = arith.maxsi %[[LAST]], %{{.*}} : index
+// CHECK: %[[END:.*]] = arith.minsi %[[E1]], %[[CPOS]] : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[END]] step
+func.func @bounds(%q: tensor<1x1x64x8xf32>, %len: tensor<1xi32>, %off: index) -> tensor<1x1x64x8xf32> {
+  %0 = rpe.attention %q, %q, %q key_lengths(%len : tensor<1xi32>) q_offset(%off) causal : tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32> -> tensor<1x1x64x8xf32>
+  return %0 : tensor<1x1x64x8xf32>
+}
+
+// -----
+
+// A Toeplitz table lookup in score_mod (what rpe-fuse-attention makes of a
+// relative_bias) becomes a per-head diagonal of length Lq + Lk - 1 = 60 + 70
+// - 1, computed once before the loops with the bucket logarithm; the inner
+// loop only indexes it with i - j + shift.
+// CHECK-LABEL: func.func @toeplitz
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x60x8xf32>, %[[K:.*]]: tensor<1x2x70x8xf32>, %[[T:.*]]: tensor<32x2xf32>)
+// CHECK: %[[DIAG:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK: math.log
+// CHECK: tensor.extract %[[T]]
+// CHECK: scf.forall
+// CHECK-NOT: math.log
+// CHECK-NOT: rpe.bucket
+// CHECK: tensor.extract %[[DIAG]][%{{.*}}, %{{.*}}] : tensor<?x?xf32>
+// CHECK-NOT: math.log
+// CHECK: scf.forall.in_parallel
+func.func @toeplitz(%q: tensor<1x2x60x8xf32>, %k: tensor<1x2x70x8xf32>, %t: tensor<32x2xf32>) -> tensor<1x2x60x8xf32> {
+  %0 = rpe.attention %q, %k, %k scale = 1.0 : tensor<1x2x60x8xf32>, tensor<1x2x70x8xf32>, tensor<1x2x70x8xf32> -> tensor<1x2x60x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by t5<num_buckets = 32, max_distance = 128, bidirectional = true>
+    %v = tensor.extract %t[%bk, %h] : tensor<32x2xf32>
+    %r = arith.addf %s, %v : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x60x8xf32>
+}
+
+// -----
+
+// Not Toeplitz (window2d depends on i and j, not only i - j), and a lookup
+// with swapped positions: both stay per element.
+// CHECK-LABEL: func.func @not_toeplitz
+// CHECK: scf.forall
+// CHECK: rpe.bucket %{{.*}}, %{{.*}} by window2d<height = 2, width = 3>
+// CHECK: rpe.bucket %{{.*}}, %{{.*}} by clip<max_distance = 2>
+func.func @not_toeplitz(%q: tensor<1x2x6x8xf32>, %t: tensor<15x2xf32>, %c: tensor<5x2xf32>) -> tensor<1x2x6x8xf32> {
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x6x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by window2d<height = 2, width = 3>
+    %v = tensor.extract %t[%bk, %h] : tensor<15x2xf32>
+    %bk2 = rpe.bucket %j, %i by clip<max_distance = 2>
+    %v2 = tensor.extract %c[%bk2, %h] : tensor<5x2xf32>
+    %r = arith.addf %s, %v : f32
+    %r2 = arith.addf %r, %v2 : f32
+    rpe.yield %r2 : f32
+  }
+  return %0 : tensor<1x2x6x8xf32>
+}
