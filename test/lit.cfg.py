@@ -28,6 +28,11 @@ config.substitutions.append(
     ("%mlir_runner",
      os.path.join(config.llvm_tools_dir, "mlir-runner")
      + " -e main -entry-point-result=void -shared-libs=" + runner_libs))
+config.substitutions.append(
+    ("%omp_mlir_runner",
+     os.path.join(config.llvm_tools_dir, "mlir-runner")
+     + " -e main -entry-point-result=void -shared-libs=" + runner_libs + ","
+     + os.path.join(config.llvm_lib_dir, "libomp.so")))
 config.substitutions.append(("%mlir_runner_libs", runner_libs))
 config.substitutions.append(("%python", sys.executable))
 

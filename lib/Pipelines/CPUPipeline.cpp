@@ -12,7 +12,9 @@
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -61,21 +63,33 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   // bufferization.clone (inserted for returned buffers) -> memref.
   pm.addPass(createConvertBufferizationToMemRefPass());
 
-  // linalg -> loops -> LLVM dialect.
-  pm.addPass(createForallToForLoopPass());
+  // linalg -> loops -> LLVM dialect; the attention's parallel loop goes to
+  // OpenMP threads when asked for.
+  if (options.numThreads > 0) {
+    pm.addPass(createForallToParallelLoopPass());
+    ConvertSCFToOpenMPPassOptions omp;
+    omp.numThreads = options.numThreads;
+    pm.addPass(createConvertSCFToOpenMPPass(omp));
+  } else {
+    pm.addPass(createForallToForLoopPass());
+  }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
-  pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   arith::ArithExpandOpsPassOptions expand;
   expand.includeBf16 = true;
   pm.addPass(arith::createArithExpandOpsPass(expand));
+  // memref before scf -> cf: the memref.alloca_scope that wraps each OpenMP
+  // parallel body must be lowered while that body is still one block.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  if (options.numThreads > 0)
+    pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
 }

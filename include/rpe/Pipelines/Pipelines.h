@@ -23,6 +23,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<int64_t> tileK{
       *this, "tile-k", llvm::cl::desc("Keys per attention tile"),
       llvm::cl::init(64)};
+  PassOptions::Option<unsigned> numThreads{
+      *this, "num-threads",
+      llvm::cl::desc("Run the parallel loops (attention query tiles) on this "
+                     "many OpenMP threads; 0 keeps them sequential (no "
+                     "OpenMP runtime needed)"),
+      llvm::cl::init(0)};
   PassOptions::Option<bool> emitCInterface{
       *this, "emit-c-interface",
       llvm::cl::desc("Give public functions _mlir_ciface_ wrappers"),

@@ -53,6 +53,10 @@ RUN = "\n".join(
     "// RUN: rpe-opt %%s -rpe-cpu-pipeline%s | %%mlir_runner"
     " | %%python %%S/check.py %%s | FileCheck %%s" % options
     for options in ("", "=\"tile-q=2 tile-k=3\"", "=\"reference=1\""))
+# Attention cases also run the query tiles on 2 OpenMP threads.
+RUN_THREADS = ("// RUN: rpe-opt %s -rpe-cpu-pipeline=\"num-threads=2 tile-q=2"
+               " tile-k=3\" | %omp_mlir_runner | %python %S/check.py %s"
+               " | FileCheck %s")
 
 # Tolerances |got - want| <= rtol*|want| + atol (check.py adds the 6-digit
 # print quantization of the runner on top).
@@ -303,7 +307,10 @@ class Case:
 
     # -- output -----------------------------------------------------------------
     def text(self):
-        out = [RUN, "// CHECK: PASS", "",
+        run = RUN
+        if self.name.startswith(("attention", "fused")):
+            run += "\n" + RUN_THREADS
+        out = [run, "// CHECK: PASS", "",
                MARKER + " (case %s); do not edit." % self.name,
                "// Regenerate: /usr/bin/python3 test/Integration/CPU/gen.py",
                "//"]
