@@ -29,6 +29,13 @@ typedef struct {
   int opt_level;
   /// "generic", "native" or an LLVM CPU name.
   const char *cpu;
+  /// OpenMP threads for attention's parallel loop; 0 = sequential.
+  int num_threads;
+  /// Nonzero: the unfused reference lowering of attention.
+  int reference;
+  /// Attention tile sizes (query rows, keys).
+  long tile_q;
+  long tile_k;
 } RpeCompileOptions;
 
 /// Version string of rpe and of the LLVM it is built against.

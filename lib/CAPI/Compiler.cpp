@@ -106,6 +106,10 @@ void rpeCompileOptionsInit(RpeCompileOptions *options) {
   options->emit = "shared";
   options->opt_level = 2;
   options->cpu = "generic";
+  options->num_threads = 0;
+  options->reference = 0;
+  options->tile_q = 64;
+  options->tile_k = 64;
 }
 
 int rpeCompile(RpeContext *context, const char *text, size_t length,
@@ -130,6 +134,14 @@ int rpeCompile(RpeContext *context, const char *text, size_t length,
     return fail();
   }
   opts.optLevel = options->opt_level;
+  if (options->num_threads < 0) {
+    emitError(loc) << "num_threads must be >= 0, got " << options->num_threads;
+    return fail();
+  }
+  opts.numThreads = options->num_threads;
+  opts.reference = options->reference != 0;
+  opts.tileQ = options->tile_q;
+  opts.tileK = options->tile_k;
   std::optional<rpe::EmitKind> kind =
       rpe::parseEmitKind(options->emit ? options->emit : "");
   if (!kind) {

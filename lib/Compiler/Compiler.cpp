@@ -7,12 +7,14 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringSwitch.h"
@@ -51,6 +53,7 @@ void mlir::rpe::registerCompilerDialects(DialectRegistry &registry) {
   registerAllDialects(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
 }
 
 LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
@@ -64,6 +67,9 @@ LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
   if (options.optLevel > 3)
     return emitError(loc) << "optimization level must be 0..3, got "
                           << options.optLevel;
+  if (options.tileQ <= 0 || options.tileK <= 0)
+    return emitError(loc) << "attention tile sizes must be positive, got "
+                          << options.tileQ << " and " << options.tileK;
   return success();
 }
 
@@ -81,12 +87,18 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
               BoolAttr::get(ctx, false));
   PassManager pm(ctx);
   CPUPipelineOptions pipeline;
+  pipeline.numThreads = options.numThreads;
+  pipeline.reference = options.reference;
+  pipeline.tileQ = options.tileQ;
+  pipeline.tileK = options.tileK;
   buildCPUPipeline(pm, pipeline);
   if (failed(pm.run(module)))
     return failure();
   // Anything not in the LLVM dialect now is an op the pipeline cannot lower.
   WalkResult walk = module.walk([](Operation *op) {
-    if (isa<ModuleOp>(op) || isa<LLVM::LLVMDialect>(op->getDialect()))
+    // OpenMP ops (num-threads > 0) translate to LLVM IR as they are.
+    if (isa<ModuleOp>(op) ||
+        isa<LLVM::LLVMDialect, omp::OpenMPDialect>(op->getDialect()))
       return WalkResult::advance();
     op->emitError() << "cannot lower '" << op->getName()
                     << "' to the LLVM dialect for the CPU";
@@ -177,18 +189,22 @@ LogicalResult emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
 }
 
 LogicalResult linkShared(StringRef objectPath, StringRef outputPath,
-                         bool needsRunnerUtils, Location loc) {
+                         bool needsRunnerUtils, bool needsOpenMP,
+                         Location loc) {
   std::optional<std::string> driver = findLinkerDriver();
   if (!driver)
     return emitError(loc) << "--emit=shared needs a C compiler driver (cc, "
                              "gcc or clang) on PATH to link";
   SmallVector<std::string> args = {*driver,          "-shared",        "-o",
                                    outputPath.str(), objectPath.str(), "-lm"};
-  if (needsRunnerUtils) {
+  if (needsRunnerUtils || needsOpenMP) {
     std::string libDir = RPE_LLVM_LIBRARY_DIR;
     args.push_back("-L" + libDir);
     args.push_back("-Wl,-rpath," + libDir);
-    args.push_back("-lmlir_c_runner_utils");
+    if (needsRunnerUtils)
+      args.push_back("-lmlir_c_runner_utils");
+    if (needsOpenMP)
+      args.push_back("-lomp");
   }
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string message;
@@ -260,11 +276,13 @@ LogicalResult mlir::rpe::emitArtifact(ModuleOp module,
              << "cannot create a temporary file: " << ec.message();
     llvm::FileRemover remover(objectPath);
     bool needsRunnerUtils = llvmModule->getFunction("memrefCopy") != nullptr;
+    bool needsOpenMP = llvmModule->getFunction("__kmpc_fork_call") != nullptr;
     if (failed(emitMachineCode(*llvmModule, *tm,
                                llvm::CodeGenFileType::ObjectFile, objectPath,
                                loc)))
       return failure();
-    return linkShared(objectPath, outputPath, needsRunnerUtils, loc);
+    return linkShared(objectPath, outputPath, needsRunnerUtils, needsOpenMP,
+                      loc);
   }
   case EmitKind::MLIR:
     break;

@@ -32,7 +32,9 @@ def library_path():
 
 class _Options(ctypes.Structure):
     _fields_ = [("target", ctypes.c_char_p), ("emit", ctypes.c_char_p),
-                ("opt_level", ctypes.c_int), ("cpu", ctypes.c_char_p)]
+                ("opt_level", ctypes.c_int), ("cpu", ctypes.c_char_p),
+                ("num_threads", ctypes.c_int), ("reference", ctypes.c_int),
+                ("tile_q", ctypes.c_long), ("tile_k", ctypes.c_long)]
 
 
 class Compiler:
@@ -79,11 +81,13 @@ class Compiler:
         return rc == 0, self._take_string(out), self._take_string(diags)
 
     def compile(self, text, source_name, output_path, emit="shared",
-                target="cpu", opt_level=2, cpu="generic", header_path=None):
+                target="cpu", opt_level=2, cpu="generic", header_path=None,
+                num_threads=0, reference=False, tile_q=64, tile_k=64):
         """(ok, diagnostics)."""
         data = text.encode()
         options = _Options(target.encode(), emit.encode(), int(opt_level),
-                           cpu.encode())
+                           cpu.encode(), int(num_threads), int(bool(reference)),
+                           int(tile_q), int(tile_k))
         diags = ctypes.c_void_p()
         with self._lock:
             rc = self._lib.rpeCompile(

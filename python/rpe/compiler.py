@@ -294,10 +294,14 @@ class Module:
 
 
 def compile(mlir_text, target="cpu", opt_level=2, cpu="generic",
-            name="<rpe.compile>", output=None):
+            name="<rpe.compile>", output=None, num_threads=0, reference=False,
+            tile_q=64, tile_k=64):
     """Compiles MLIR text (rpe and upstream dialects) for ``target`` into a
     shared library and loads it. ``output`` keeps the library at that path
-    (otherwise a temporary directory, removed with the module)."""
+    (otherwise a temporary directory, removed with the module).
+    ``num_threads``: OpenMP threads for attention (0: sequential);
+    ``reference``: the unfused reference lowering instead of the fused,
+    tiled kernel; ``tile_q``/``tile_k``: attention tile sizes."""
     if not isinstance(mlir_text, str):
         raise TypeError("rpe.compile expects MLIR text (str), got %s"
                         % type(mlir_text).__name__)
@@ -311,7 +315,10 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="generic",
         workdir = tempfile.mkdtemp(prefix="rpe-")
         output = os.path.join(workdir, "module.so")
     ok, diagnostics = comp.compile(mlir_text, name, output, emit="shared",
-                                   target=target, opt_level=opt_level, cpu=cpu)
+                                   target=target, opt_level=opt_level, cpu=cpu,
+                                   num_threads=num_threads,
+                                   reference=reference, tile_q=tile_q,
+                                   tile_k=tile_k)
     if not ok:
         if workdir:
             shutil.rmtree(workdir, True)

@@ -41,6 +41,19 @@ static cl::opt<std::string> header("header",
                                    cl::value_desc("file"), cl::cat(category));
 static cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0..3"),
                                   cl::Prefix, cl::init(2), cl::cat(category));
+static cl::opt<unsigned>
+    numThreads("num-threads",
+               cl::desc("OpenMP threads for attention (0: sequential; the "
+                        "object then needs libomp)"),
+               cl::init(0), cl::cat(category));
+static cl::opt<bool> reference("reference",
+                               cl::desc("Unfused reference lowering of "
+                                        "attention (materializes Lq×Lk)"),
+                               cl::init(false), cl::cat(category));
+static cl::opt<int64_t> tileQ("tile-q", cl::desc("Attention query tile"),
+                              cl::init(64), cl::cat(category));
+static cl::opt<int64_t> tileK("tile-k", cl::desc("Attention key tile"),
+                              cl::init(64), cl::cat(category));
 static cl::opt<std::string> cpu("mcpu",
                                 cl::desc("CPU: generic, native or a name"),
                                 cl::init("generic"), cl::cat(category));
@@ -63,6 +76,10 @@ int main(int argc, char **argv) {
   options.target = target;
   options.optLevel = optLevel;
   options.cpu = cpu;
+  options.numThreads = numThreads;
+  options.reference = reference;
+  options.tileQ = tileQ;
+  options.tileK = tileK;
   std::optional<rpe::EmitKind> kind = rpe::parseEmitKind(emit);
   if (!kind) {
     emitError(cliLoc) << "unknown --emit=" << emit

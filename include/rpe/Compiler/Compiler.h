@@ -34,6 +34,12 @@ struct CompileOptions {
   /// CPU to generate code for: "generic", "native" (the host) or an LLVM CPU
   /// name such as "skylake-avx512".
   std::string cpu = "generic";
+  /// rpe-cpu-pipeline options: OpenMP threads for the attention's parallel
+  /// loop (0: sequential), the unfused reference path, attention tile sizes.
+  unsigned numThreads = 0;
+  bool reference = false;
+  int64_t tileQ = 64;
+  int64_t tileK = 64;
 };
 
 /// Registers what compiling needs: rpe, the upstream dialects and the LLVM IR
