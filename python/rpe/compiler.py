@@ -220,42 +220,63 @@ class Function:
             return value if self.results else None
         results = self._result_struct()
         self._symbol(ctypes.addressof(results), *c_args)
-        freed = set()
+        owners = {}
         outputs = []
         for i, t in enumerate(self.results):
             field = getattr(results, "r%d" % i)
             if t.kind == "scalar":
                 outputs.append(field)
                 continue
-            outputs.append(self._to_numpy(t, field))
             address = ctypes.cast(field.allocated, ctypes.c_void_p).value
-            if address and address not in input_buffers \
-                    and address not in freed:
-                _libc.free(address)
-                freed.add(address)
+            if not address or address in input_buffers or t.element == "bf16":
+                # Not ours to keep (an input, or converted): copy it out.
+                outputs.append(self._to_numpy(t, field, copy=True))
+                if address and address not in input_buffers \
+                        and address not in owners:
+                    owners[address] = None
+                    _libc.free(address)
+                continue
+            # The library malloc'ed this buffer for us: hand it to NumPy
+            # without a copy; it is freed when the last array using it goes.
+            owner = owners.get(address)
+            if owner is None:
+                owner = owners[address] = _Buffer(address)
+            outputs.append(self._to_numpy(t, field, owner=owner))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     @staticmethod
-    def _to_numpy(t, desc):
+    def _to_numpy(t, desc, copy=False, owner=None):
         rank = len(t.shape)
         shape = tuple(desc.sizes[d] for d in range(rank)) if rank else ()
         strides = tuple(desc.strides[d] for d in range(rank)) if rank else ()
         dtype = np.dtype(_NUMPY[t.element])
         count = int(np.prod(shape)) if shape else 1
-        out = np.empty(shape, dtype=dtype)
-        if count:
+        if count == 0:
+            out = np.empty(shape, dtype=dtype)
+        else:
             base = ctypes.cast(desc.aligned, ctypes.c_void_p).value \
                 + desc.offset * dtype.itemsize
             span = 1 + sum((s - 1) * abs(st) for s, st in zip(shape, strides))
-            buffer = (ctypes.c_char * (span * dtype.itemsize)).from_address(base)
-            flat = np.frombuffer(buffer, dtype=dtype, count=span)
-            view = np.lib.stride_tricks.as_strided(
+            buffer = (ctypes.c_uint8 * (span * dtype.itemsize)).from_address(
+                base)
+            if owner is not None:
+                buffer._rpe_owner = owner  # keeps the allocation alive
+            flat = np.ctypeslib.as_array(buffer).view(dtype)
+            out = np.lib.stride_tricks.as_strided(
                 flat, shape=shape,
                 strides=tuple(st * dtype.itemsize for st in strides))
-            out[...] = view
+            if copy:
+                out = out.copy()
         if t.element == "bf16":
             return _from_bf16_bits(out)
         return out
+
+
+class _Buffer:
+    """A malloc'ed result buffer, freed when no array refers to it."""
+
+    def __init__(self, address):
+        self._finalizer = weakref.finalize(self, _libc.free, address)
 
 
 class Module:

@@ -93,6 +93,22 @@ struct ArithBuilder {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
   }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, loc, x, y); }
+  /// x - y saturated at ±2^62, as diff() does: the wrapped difference is
+  /// replaced when the operands' signs differ and the result's sign is not
+  /// the minuend's (int64 overflow).
+  Value satSub(Value x, Value y) {
+    constexpr int64_t kLimit = int64_t(1) << 62;
+    Value d = sub(x, y);
+    Value zero = idx(0);
+    Value xNeg = cmp(arith::CmpIPredicate::slt, x, zero);
+    Value yNeg = cmp(arith::CmpIPredicate::slt, y, zero);
+    Value dNeg = cmp(arith::CmpIPredicate::slt, d, zero);
+    Value overflow =
+        arith::AndIOp::create(b, loc, arith::XOrIOp::create(b, loc, xNeg, yNeg),
+                              arith::XOrIOp::create(b, loc, dNeg, xNeg));
+    Value saturated = select(xNeg, idx(-kLimit), idx(kLimit));
+    return select(overflow, saturated, clamp(d, -kLimit, kLimit));
+  }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
   Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
@@ -157,7 +173,7 @@ Value ClipBucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
                                      Value j) const {
   ArithBuilder ab{builder, loc};
   int64_t k = getMaxDistance();
-  return ab.add(ab.clamp(ab.sub(i, j), -k, k), ab.idx(k));
+  return ab.add(ab.clamp(ab.satSub(i, j), -k, k), ab.idx(k));
 }
 
 bool ClipBucketingAttr::isToeplitz() const { return true; }
@@ -221,7 +237,7 @@ Value T5BucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
                                    Value j) const {
   T5Params p = getT5Params(*this);
   ArithBuilder ab{builder, loc};
-  Value n = ab.sub(j, i);
+  Value n = ab.satSub(j, i);
   Value zero = ab.idx(0);
   Value offset, a;
   if (getBidirectional()) {
@@ -323,7 +339,7 @@ int64_t LogBucketingAttr::bucket(int64_t i, int64_t j) const {
 Value LogBucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
                                     Value j) const {
   ArithBuilder ab{builder, loc};
-  Value r = ab.sub(i, j);
+  Value r = ab.satSub(i, j);
   Value lb = r;
   if (getPositionBuckets() > 0) {
     LogParams p = getLogParams(*this);
@@ -384,7 +400,7 @@ Value Window2DBucketingAttr::buildBucket(OpBuilder &builder, Location loc,
   Value hi = ab.floorDiv(i, ww), hj = ab.floorDiv(j, ww);
   Value wIdx = ab.idx(ww);
   Value wi = ab.sub(i, ab.mul(hi, wIdx)), wj = ab.sub(j, ab.mul(hj, wIdx));
-  Value dh = ab.clamp(ab.sub(hi, hj), -(wh - 1), wh - 1);
+  Value dh = ab.clamp(ab.satSub(hi, hj), -(wh - 1), wh - 1);
   Value dw = ab.clamp(ab.sub(wi, wj), -(ww - 1), ww - 1);
   return ab.add(ab.mul(ab.add(dh, ab.idx(wh - 1)), ab.idx(2 * ww - 1)),
                 ab.add(dw, ab.idx(ww - 1)));
