@@ -41,8 +41,10 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
     tile.tileK = options.tileK;
     pm.addPass(createRPETileAttentionPass(tile));
   }
-  // Everything else in rpe -> linalg on tensors.
+  // Everything else in rpe -> linalg on tensors; softmax ops that were not
+  // raised into an attention are decomposed.
   pm.addPass(createConvertRPEToLinalgPass());
+  pm.addPass(createRPEDecomposeSoftmaxPass());
   // Element-wise arith/math on tensors (e.g. the position sum of composed
   // rotations, or user code) -> linalg.generic, which bufferizes.
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());

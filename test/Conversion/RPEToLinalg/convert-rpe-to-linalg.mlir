@@ -6,8 +6,12 @@
 
 // CHECK-LABEL: func.func @bucket
 // CHECK-SAME: (%[[I:.*]]: index, %[[J:.*]]: index)
+// i - j, saturated at ±2^62 (int64 overflow detected from the signs):
 // CHECK: %[[D:.*]] = arith.subi %[[I]], %[[J]] : index
-// CHECK: %[[LO:.*]] = arith.maxsi %[[D]], %{{.*}} : index
+// CHECK: %[[OV:.*]] = arith.andi
+// CHECK: %[[SAT:.*]] = arith.select %[[OV]], %{{.*}}, %{{.*}} : index
+// then clamped to [-K, K] and shifted by K:
+// CHECK: %[[LO:.*]] = arith.maxsi %[[SAT]], %{{.*}} : index
 // CHECK: %[[HI:.*]] = arith.minsi %[[LO]], %{{.*}} : index
 // CHECK: %[[B:.*]] = arith.addi %[[HI]], %{{.*}} : index
 // CHECK: return %[[B]]

@@ -131,3 +131,227 @@ func.func @no_fusion(%q: tensor<1x2x4x4xf32>, %t: tensor<5x2xf32>, %d: tensor<2x
   %2 = rpe.attention %q, %q, %q bias(%d : tensor<2x4x4xf32>) : tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32> -> tensor<1x2x4x4xf32>
   return %0, %b, %1, %2 : tensor<1x2x4x4xf32>, tensor<2x4x4xf32>, tensor<1x2x4x4xf32>, tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// (a) Raising: q·kᵀ contraction, scaling by a constant, a rank-3 bias, the
+// decomposed softmax (max / sub+exp / sum / div) and the product with v.
+#qmap = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#kmap = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#smap = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#vmap = affine_map<(b, h, i, e, j) -> (b, h, j, e)>
+#pmap = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#omap = affine_map<(b, h, i, e, j) -> (b, h, i, e)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+#bias3 = affine_map<(b, h, i, j) -> (h, i, j)>
+// CHECK-LABEL: func.func @raise_decomposed
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x6x8xf32>, %[[V:.*]]: tensor<1x2x6x3xf32>, %[[B:.*]]: tensor<2x4x6xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: %[[R:.*]] = rpe.attention %[[Q]], %[[K]], %[[V]] bias(%[[B]] : tensor<2x4x6xf32>) scale = 2.500000e-01 : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x3xf32> -> tensor<1x2x4x3xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @raise_decomposed(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x3xf32>, %bias: tensor<2x4x6xf32>) -> tensor<1x2x4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %quarter = arith.constant 0.25 : f32
+  %e0 = tensor.empty() : tensor<1x2x4x6xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %s = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) outs(%z0 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x6xf32>
+  %e1 = tensor.empty() : tensor<1x2x4x6xf32>
+  %scaled = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x2x4x6xf32>) outs(%e1 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %quarter : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4x6xf32>
+  %e2 = tensor.empty() : tensor<1x2x4x6xf32>
+  %biased = linalg.generic {indexing_maps = [#id4, #bias3, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%scaled, %bias : tensor<1x2x4x6xf32>, tensor<2x4x6xf32>) outs(%e2 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.addf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4x6xf32>
+  %e3 = tensor.empty() : tensor<1x2x4xf32>
+  %f3 = linalg.fill ins(%ninf : f32) outs(%e3 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max = linalg.generic {indexing_maps = [#id4, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%biased : tensor<1x2x4x6xf32>) outs(%f3 : tensor<1x2x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4xf32>
+  %e4 = tensor.empty() : tensor<1x2x4x6xf32>
+  %exp = linalg.generic {indexing_maps = [#id4, #row, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%biased, %max : tensor<1x2x4x6xf32>, tensor<1x2x4xf32>) outs(%e4 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %d = arith.subf %a, %mx : f32
+    %x = math.exp %d : f32
+    linalg.yield %x : f32
+  } -> tensor<1x2x4x6xf32>
+  %f5 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<1x2x4x6xf32>) outs(%f5 : tensor<1x2x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.addf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4xf32>
+  %e6 = tensor.empty() : tensor<1x2x4x6xf32>
+  %p = linalg.generic {indexing_maps = [#id4, #row, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<1x2x4x6xf32>, tensor<1x2x4xf32>) outs(%e6 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %sm: f32, %o: f32):
+    %m = arith.divf %a, %sm : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4x6xf32>
+  %e7 = tensor.empty() : tensor<1x2x4x3xf32>
+  %z7 = linalg.fill ins(%zero : f32) outs(%e7 : tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32>
+  %o = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<1x2x4x6xf32>, tensor<1x2x6x3xf32>) outs(%z7 : tensor<1x2x4x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x3xf32>
+  return %o : tensor<1x2x4x3xf32>
+}
+
+// -----
+
+// (a) with linalg.softmax and a division by a constant; (c) the Shaw value
+// term of the same probabilities becomes rel_values.
+#qmap = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#kmap = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#smap = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#vmap = affine_map<(b, h, i, e, j) -> (b, h, j, e)>
+#pmap = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#omap = affine_map<(b, h, i, e, j) -> (b, h, i, e)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+// CHECK-LABEL: func.func @raise_softmax_shaw
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x1x5x4xf32>, %[[V:.*]]: tensor<1x1x5x4xf32>, %[[E:.*]]: tensor<5x4xf32>)
+// CHECK-NOT: linalg.softmax
+// CHECK: %[[R:.*]] = rpe.attention %[[Q]], %[[Q]], %[[V]] rel_values(%[[E]] : tensor<5x4xf32>) by clip<max_distance = 2> scale = 5.000000e-01 :
+// CHECK-NOT: rpe.shaw_values
+// CHECK: return %[[R]]
+func.func @raise_softmax_shaw(%q: tensor<1x1x5x4xf32>, %v: tensor<1x1x5x4xf32>, %emb: tensor<5x4xf32>) -> tensor<1x1x5x4xf32> {
+  %zero = arith.constant 0.0 : f32
+  %two = arith.constant 2.0 : f32
+  %e0 = tensor.empty() : tensor<1x1x5x5xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x1x5x5xf32>) -> tensor<1x1x5x5xf32>
+  %s = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %q : tensor<1x1x5x4xf32>, tensor<1x1x5x4xf32>) outs(%z0 : tensor<1x1x5x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x5x5xf32>
+  %e1 = tensor.empty() : tensor<1x1x5x5xf32>
+  %scaled = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x1x5x5xf32>) outs(%e1 : tensor<1x1x5x5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.divf %a, %two : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x5x5xf32>
+  %e2 = tensor.empty() : tensor<1x1x5x5xf32>
+  %p = linalg.softmax dimension(3) ins(%scaled : tensor<1x1x5x5xf32>) outs(%e2 : tensor<1x1x5x5xf32>) -> tensor<1x1x5x5xf32>
+  %e3 = tensor.empty() : tensor<1x1x5x4xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x1x5x4xf32>) -> tensor<1x1x5x4xf32>
+  %pv = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<1x1x5x5xf32>, tensor<1x1x5x4xf32>) outs(%z3 : tensor<1x1x5x4xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x5x4xf32>
+  %sv = rpe.shaw_values %p, %emb by clip<max_distance = 2> : tensor<1x1x5x5xf32>, tensor<5x4xf32> -> tensor<1x1x5x4xf32>
+  %o = arith.addf %pv, %sv : tensor<1x1x5x4xf32>
+  return %o : tensor<1x1x5x4xf32>
+}
+
+// -----
+
+// Not raised: a normalisation that is not a softmax (no exp), scores that
+// are used elsewhere, and a scale applied after the bias ((s + b)·c would
+// scale the bias too).
+#qmap = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#kmap = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#smap = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#vmap = affine_map<(b, h, i, e, j) -> (b, h, j, e)>
+#pmap = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#omap = affine_map<(b, h, i, e, j) -> (b, h, i, e)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+#bias3 = affine_map<(b, h, i, j) -> (h, i, j)>
+// CHECK-LABEL: func.func @no_raise
+// CHECK-NOT: rpe.attention
+// CHECK: return
+func.func @no_raise(%q: tensor<1x1x3x2xf32>, %b3: tensor<1x3x3xf32>) -> (tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x1x3x3xf32>, tensor<1x1x3x2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = arith.constant 0.5 : f32
+  %e0 = tensor.empty() : tensor<1x1x3x3xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
+  %s = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %q : tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>) outs(%z0 : tensor<1x1x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x3x3xf32>
+  // p = s / sum_j s: not a softmax.
+  %e3 = tensor.empty() : tensor<1x1x3xf32>
+  %f3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x1x3xf32>) -> tensor<1x1x3xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%s : tensor<1x1x3x3xf32>) outs(%f3 : tensor<1x1x3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.addf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x3xf32>
+  %e6 = tensor.empty() : tensor<1x1x3x3xf32>
+  %p = linalg.generic {indexing_maps = [#id4, #row, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %sum : tensor<1x1x3x3xf32>, tensor<1x1x3xf32>) outs(%e6 : tensor<1x1x3x3xf32>) {
+  ^bb0(%a: f32, %sm: f32, %o: f32):
+    %m = arith.divf %a, %sm : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x3x3xf32>
+  %e7 = tensor.empty() : tensor<1x1x3x2xf32>
+  %z7 = linalg.fill ins(%zero : f32) outs(%e7 : tensor<1x1x3x2xf32>) -> tensor<1x1x3x2xf32>
+  %o1 = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %q : tensor<1x1x3x3xf32>, tensor<1x1x3x2xf32>) outs(%z7 : tensor<1x1x3x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x3x2xf32>
+  // A real softmax, but its scores are also returned.
+  %e8 = tensor.empty() : tensor<1x1x3x3xf32>
+  %s2 = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %q : tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>) outs(%z0 : tensor<1x1x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x3x3xf32>
+  %p2 = linalg.softmax dimension(3) ins(%s2 : tensor<1x1x3x3xf32>) outs(%e8 : tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
+  %o2 = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p2, %q : tensor<1x1x3x3xf32>, tensor<1x1x3x2xf32>) outs(%z7 : tensor<1x1x3x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x3x2xf32>
+  // (s + b)·c.
+  %s3 = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %q : tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>) outs(%z0 : tensor<1x1x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x3x3xf32>
+  %e9 = tensor.empty() : tensor<1x1x3x3xf32>
+  %biased = linalg.generic {indexing_maps = [#id4, #bias3, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s3, %b3 : tensor<1x1x3x3xf32>, tensor<1x3x3xf32>) outs(%e9 : tensor<1x1x3x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.addf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x3x3xf32>
+  %e10 = tensor.empty() : tensor<1x1x3x3xf32>
+  %scaled = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%biased : tensor<1x1x3x3xf32>) outs(%e10 : tensor<1x1x3x3xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %c : f32
+    linalg.yield %m : f32
+  } -> tensor<1x1x3x3xf32>
+  %e11 = tensor.empty() : tensor<1x1x3x3xf32>
+  %p3 = linalg.softmax dimension(3) ins(%scaled : tensor<1x1x3x3xf32>) outs(%e11 : tensor<1x1x3x3xf32>) -> tensor<1x1x3x3xf32>
+  %o3 = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p3, %q : tensor<1x1x3x3xf32>, tensor<1x1x3x2xf32>) outs(%z7 : tensor<1x1x3x2xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x1x3x2xf32>
+  return %o1, %o2, %s2, %o3 : tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x1x3x3xf32>, tensor<1x1x3x2xf32>
+}

@@ -1394,6 +1394,71 @@ def _(c):
     c.print(_attn(c, q, k, v, want, bias=bias))
 
 
+# -- raising unfused linalg attention (rpe-fuse-attention (a), (c)) --------------
+
+_LINALG_ATTENTION = """
+  %%zero = arith.constant 0.0 : f32
+  %%ninf = arith.constant 0xFF800000 : f32
+  %%scale = arith.constant %(scale)s : f32
+  %%e0 = tensor.empty() : tensor<%(s)s>
+  %%z0 = linalg.fill ins(%%zero : f32) outs(%%e0 : tensor<%(s)s>) -> tensor<%(s)s>
+  %%s = linalg.generic {indexing_maps = [affine_map<(b, h, i, j, d) -> (b, h, i, d)>, affine_map<(b, h, i, j, d) -> (b, h, j, d)>, affine_map<(b, h, i, j, d) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%(q)s, %(k)s : tensor<%(qt)s>, tensor<%(kt)s>) outs(%%z0 : tensor<%(s)s>) {
+  ^bb0(%%a: f32, %%b: f32, %%acc: f32):
+    %%m = arith.mulf %%a, %%b : f32
+    %%r = arith.addf %%acc, %%m : f32
+    linalg.yield %%r : f32
+  } -> tensor<%(s)s>
+  %%e1 = tensor.empty() : tensor<%(s)s>
+  %%scaled = linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%%s : tensor<%(s)s>) outs(%%e1 : tensor<%(s)s>) {
+  ^bb0(%%a: f32, %%o: f32):
+    %%m = arith.mulf %%a, %%scale : f32
+    linalg.yield %%m : f32
+  } -> tensor<%(s)s>
+  %%e2 = tensor.empty() : tensor<%(s)s>
+  %%biased = linalg.generic {indexing_maps = [affine_map<(b, h, i, j) -> (b, h, i, j)>, affine_map<(b, h, i, j) -> (h, i, j)>, affine_map<(b, h, i, j) -> (b, h, i, j)>], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%%scaled, %(bias)s : tensor<%(s)s>, tensor<%(bt)s>) outs(%%e2 : tensor<%(s)s>) {
+  ^bb0(%%a: f32, %%b: f32, %%o: f32):
+    %%m = arith.addf %%a, %%b : f32
+    linalg.yield %%m : f32
+  } -> tensor<%(s)s>
+  %%e3 = tensor.empty() : tensor<%(s)s>
+  %%p = linalg.softmax dimension(3) ins(%%biased : tensor<%(s)s>) outs(%%e3 : tensor<%(s)s>) -> tensor<%(s)s>
+  %%e4 = tensor.empty() : tensor<%(o)s>
+  %%z4 = linalg.fill ins(%%zero : f32) outs(%%e4 : tensor<%(o)s>) -> tensor<%(o)s>
+  %%pv = linalg.generic {indexing_maps = [affine_map<(b, h, i, e, j) -> (b, h, i, j)>, affine_map<(b, h, i, e, j) -> (b, h, j, e)>, affine_map<(b, h, i, e, j) -> (b, h, i, e)>], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%%p, %(v)s : tensor<%(s)s>, tensor<%(vt)s>) outs(%%z4 : tensor<%(o)s>) {
+  ^bb0(%%a: f32, %%b: f32, %%acc: f32):
+    %%m = arith.mulf %%a, %%b : f32
+    %%r = arith.addf %%acc, %%m : f32
+    linalg.yield %%r : f32
+  } -> tensor<%(o)s>
+  %%sv = rpe.shaw_values %%p, %(emb)s by %(bk)s : tensor<%(s)s>, tensor<%(et)s> -> tensor<%(o)s>"""
+
+
+@case("raised_linalg_attention")
+def _(c):
+    """Unfused attention written in linalg (q·kᵀ, ·0.35, + relative bias,
+    linalg.softmax, ·v) plus rpe.shaw_values of the same probabilities: the
+    default pipeline raises it to rpe.attention with rel_values and tiles
+    it; the reference pipeline runs the linalg as written. Lq=5, Lk=7."""
+    bk = ref.Clip(2)
+    q, k, v = _qkv(c, 1, 2, 2, 5, 7, 4)
+    bias = c.f32("bias", (2, 5, 7))
+    emb = c.f32("emb", (bk.num_buckets, 4))
+    want = ref.attention(q.value, k.value, v.value, bias=bias.value,
+                         scale=np.float32(0.35), rel_values=emb.value,
+                         bucketing=bk)
+
+    def body(qp, kp, vp, bp, ep):
+        c.cur.append(_LINALG_ATTENTION % {
+            "q": qp, "k": kp, "v": vp, "bias": bp, "emb": ep, "bk": bk.mlir(),
+            "scale": fmt_float(0.35), "s": "1x2x5x7xf32", "o": "1x2x5x4xf32",
+            "qt": "1x2x5x4xf32", "kt": "1x2x7x4xf32", "vt": "1x2x7x4xf32",
+            "bt": "2x5x7xf32", "et": "%dx4xf32" % bk.num_buckets})
+        return c.op("out", "arith.addf %pv, %sv : tensor<1x2x5x4xf32>",
+                    (1, 2, 5, 4), "f32", want)
+    c.print(c.helper("attention", [(q, None), (k, None), (v, None),
+                                   (bias, None), (emb, None)], body))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--check", action="store_true")

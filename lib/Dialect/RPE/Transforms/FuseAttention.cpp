@@ -293,4 +293,5 @@ struct RPEFuseAttentionPass
 
 void mlir::rpe::populateRPEFuseAttentionPatterns(RewritePatternSet &patterns) {
   patterns.add<FoldBiasProducers>(patterns.getContext());
+  populateRPERaiseAttentionPatterns(patterns);
 }

@@ -15,6 +15,21 @@ def RPEEmitCInterfacePass : Pass<"rpe-emit-c-interface", "::mlir::ModuleOp"> {
   }];
 }
 
+def RPEDecomposeSoftmaxPass : Pass<"rpe-decompose-softmax"> {
+  let summary = "Decompose linalg.softmax into max/sub+exp/sum/div generics";
+  let description = [{
+    `linalg.softmax` has no loop lowering; this pass applies its
+    `AggregatedOpInterface` decomposition (what
+    `transform.structured.decompose_interface` does) so that unfused
+    attention written with it runs on the reference path. The CPU pipeline
+    runs it after `rpe-fuse-attention` had the chance to raise the softmax.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect",
+  ];
+}
+
 def RPEFuseAttentionPass : Pass<"rpe-fuse-attention"> {
   let summary = "Fuse relative position terms into rpe.attention";
   let description = [{
@@ -34,7 +49,8 @@ def RPEFuseAttentionPass : Pass<"rpe-fuse-attention"> {
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
-    "::mlir::math::MathDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::math::MathDialect", "::mlir::rpe::RPEDialect",
+    "::mlir::tensor::TensorDialect",
   ];
 }
 

@@ -19,6 +19,11 @@ struct TileAttentionOptions {
 void populateRPETileAttentionPatterns(RewritePatternSet &patterns,
                                       const TileAttentionOptions &options);
 
+/// Patterns raising unfused attention in linalg on tensors (q·kᵀ, scale,
+/// bias, softmax, ·v, and + shaw_values of the same probabilities) to
+/// rpe.attention.
+void populateRPERaiseAttentionPatterns(RewritePatternSet &patterns);
+
 /// Patterns folding bias producers (relative_bias, alibi, shaw_logits,
 /// disentangled_bias and sums of them) into rpe.attention so that no Lq×Lk
 /// bias is built, and raising unfused linalg attention to rpe.attention.
