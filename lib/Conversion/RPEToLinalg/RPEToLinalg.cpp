@@ -158,18 +158,52 @@ struct LowerRotary : OpRewritePattern<RotaryOp> {
     bool interleaved = op.getInterleaved();
 
     auto posType = cast<RankedTensorType>(positions.getType());
-    SmallVector<AffineExpr> posExprs;
-    if (posType.getRank() == 2)
-      posExprs.push_back(getAffineDimExpr(0, ctx));
-    posExprs.push_back(getAffineDimExpr(rank - 2, ctx));
+    unsigned posRank = posType.getRank();
+    Type elementType = type.getElementType();
+    Type f32 = rewriter.getF32Type(), f64 = rewriter.getF64Type();
+    Value two = indexConst(rewriter, loc, 2),
+          one = indexConst(rewriter, loc, 1);
+
+    // cos/sin tables [positions..., t] for t < max(R/2, 1), built once:
+    // O(L·R) trigonometry instead of O(B·H·L·D). Angles in f64
+    // (ω_t = exp(-(2t/R) ln θ), φ = p·ω_t), tables in f32.
+    Value half = arith::DivUIOp::create(rewriter, loc, rotaryDim, two);
+    Value tableHalf = arith::MaxUIOp::create(rewriter, loc, half, one);
+    SmallVector<OpFoldResult> tableSizes =
+        tensor::getMixedSizes(rewriter, loc, positions);
+    tableSizes.push_back(tableHalf);
+    SmallVector<AffineExpr> posOnly;
+    for (unsigned d = 0; d < posRank; ++d)
+      posOnly.push_back(getAffineDimExpr(d, ctx));
+    AffineMap tableId = rewriter.getMultiDimIdentityMap(posRank + 1);
+    SmallVector<utils::IteratorType> tableIts(posRank + 1, kPar);
+    auto trigTable = [&](bool sine) {
+      return generic(
+          rewriter, loc, positions, {dimsMap(ctx, posRank + 1, posOnly)},
+          emptyTensor(rewriter, loc, tableSizes, f32), tableId, tableIts,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value t = linalg::IndexOp::create(b, l, posRank);
+            Value twoT = castIndexToFloat(
+                b, l, arith::MulIOp::create(b, l, t, indexConst(b, l, 2)), f64);
+            Value rF = castIndexToFloat(b, l, rotaryDim, f64);
+            Value expo = arith::MulFOp::create(
+                b, l, arith::DivFOp::create(b, l, twoT, rF),
+                arith::ConstantOp::create(b, l, b.getF64FloatAttr(-logTheta)));
+            Value omega = math::ExpOp::create(b, l, expo);
+            Value pos = arith::SIToFPOp::create(b, l, f64, args[0]);
+            Value phi = arith::MulFOp::create(b, l, pos, omega);
+            Value v = sine ? math::SinOp::create(b, l, phi).getResult()
+                           : math::CosOp::create(b, l, phi).getResult();
+            yieldValue(b, l, arith::TruncFOp::create(b, l, f32, v));
+          });
+    };
+    Value cosTable = trigTable(false), sinTable = trigTable(true);
+
     AffineMap id = rewriter.getMultiDimIdentityMap(rank);
     SmallVector<utils::IteratorType> its(rank, kPar);
-    Type elementType = type.getElementType();
-
     Value result = generic(
-        rewriter, loc, {x, positions}, {id, dimsMap(ctx, rank, posExprs)}, init,
-        id, its, [&](OpBuilder &b, Location l, ValueRange args) {
-          Type f64 = b.getF64Type();
+        rewriter, loc, {x}, {id}, init, id, its,
+        [&](OpBuilder &b, Location l, ValueRange args) {
           SmallVector<Value> idx = loopIndices(b, l, rank);
           Value d = idx[rank - 1];
           Value zero = indexConst(b, l, 0), one = indexConst(b, l, 1),
@@ -196,24 +230,21 @@ struct LowerRotary : OpRewritePattern<RotaryOp> {
                 b, l, isFirst, arith::AddIOp::create(b, l, d, half),
                 arith::SubIOp::create(b, l, d, half));
           }
+          // Dims >= R pass through; keep their (unused) indices in range.
           partner = arith::SelectOp::create(b, l, inRot, partner, d);
+          t = arith::SelectOp::create(b, l, inRot, t, zero);
           SmallVector<Value> partnerIdx(idx);
           partnerIdx[rank - 1] = partner;
-          Value xd = castFloat(b, l, args[0], f64);
+          Value xd = castFloat(b, l, args[0], f32);
           Value xp = castFloat(
-              b, l, tensor::ExtractOp::create(b, l, x, partnerIdx), f64);
-          // omega_t = theta^(-2t/R) = exp(-(2t/R) ln theta); phi = p omega_t.
-          Value twoT =
-              castIndexToFloat(b, l, arith::MulIOp::create(b, l, t, two), f64);
-          Value rF = castIndexToFloat(b, l, rotaryDim, f64);
-          Value expo = arith::MulFOp::create(
-              b, l, arith::DivFOp::create(b, l, twoT, rF),
-              arith::ConstantOp::create(b, l, b.getF64FloatAttr(-logTheta)));
-          Value omega = math::ExpOp::create(b, l, expo);
-          Value p = arith::SIToFPOp::create(b, l, f64, args[1]);
-          Value phi = arith::MulFOp::create(b, l, p, omega);
-          Value c = math::CosOp::create(b, l, phi);
-          Value s = math::SinOp::create(b, l, phi);
+              b, l, tensor::ExtractOp::create(b, l, x, partnerIdx), f32);
+          SmallVector<Value> at;
+          if (posRank == 2)
+            at.push_back(idx[0]);
+          at.push_back(idx[rank - 2]);
+          at.push_back(t);
+          Value c = tensor::ExtractOp::create(b, l, cosTable, at);
+          Value s = tensor::ExtractOp::create(b, l, sinTable, at);
           // y_a = x_a cos - x_b sin (first), y_b = x_b cos + x_a sin.
           Value xs = arith::MulFOp::create(b, l, xp, s);
           Value signedXs = arith::SelectOp::create(

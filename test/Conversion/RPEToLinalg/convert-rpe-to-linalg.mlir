@@ -73,18 +73,25 @@ func.func @alibi(%h: index) -> (tensor<2x4x4xf16>, tensor<?x4x4xf32>) {
 
 // -----
 
-// rotary: element-wise over x, the partner element gathered, angles in f64.
+// rotary: cos/sin tables over (positions, t < R/2) computed once in f64 and
+// stored in f32, then an element-wise generic over x that gathers the
+// partner element and the table entries.
+// CHECK-DAG: #[[POS:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[TAB:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-DAG: #[[ID4:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
-// CHECK-DAG: #[[POS:.*]] = affine_map<(d0, d1, d2, d3) -> (d0, d2)>
 // CHECK-LABEL: func.func @rotary
 // CHECK-SAME: (%[[X:.*]]: tensor<2x4x?x8xbf16>, %[[P:.*]]: tensor<2x?xi32>)
-// CHECK: linalg.generic {indexing_maps = [#[[ID4]], #[[POS]], #[[ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[X]], %[[P]] : tensor<2x4x?x8xbf16>, tensor<2x?xi32>)
-// CHECK: tensor.extract %[[X]]
+// CHECK: %[[COS:.*]] = linalg.generic {indexing_maps = [#[[POS]], #[[TAB]]], iterator_types = ["parallel", "parallel", "parallel"]} ins(%[[P]] : tensor<2x?xi32>) outs(%{{.*}} : tensor<2x?x?xf32>)
 // CHECK: math.exp %{{.*}} : f64
 // CHECK: math.cos %{{.*}} : f64
+// CHECK: %[[SIN:.*]] = linalg.generic {indexing_maps = [#[[POS]], #[[TAB]]]
 // CHECK: math.sin %{{.*}} : f64
-// CHECK: %[[F:.*]] = arith.truncf %{{.*}} : f64 to f32
-// CHECK: arith.truncf %[[F]] : f32 to bf16
+// CHECK: linalg.generic {indexing_maps = [#[[ID4]], #[[ID4]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%[[X]] : tensor<2x4x?x8xbf16>)
+// CHECK-NOT: math.cos
+// CHECK: tensor.extract %[[X]]
+// CHECK: tensor.extract %[[COS]]
+// CHECK: tensor.extract %[[SIN]]
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
 func.func @rotary(%x: tensor<2x4x?x8xbf16>, %p: tensor<2x?xi32>) -> tensor<2x4x?x8xbf16> {
   %0 = rpe.rotary %x, %p {rotary_dim = 4 : i64, interleaved} : tensor<2x4x?x8xbf16>, tensor<2x?xi32>
   return %0 : tensor<2x4x?x8xbf16>
