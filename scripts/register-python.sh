@@ -21,7 +21,8 @@ register() { # $1 = interpreter
       return 1
     fi
     echo "register-python: installing numpy and matplotlib for $py (PyPI)"
-    "$py" -m pip install -q numpy matplotlib pytest
+    "$py" -m pip install -q numpy matplotlib pytest \
+      || echo "register-python: warning: pip failed for $py; use /usr/bin/python3" >&2
   fi
 }
 
