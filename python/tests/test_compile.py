@@ -219,3 +219,33 @@ def test_output_path_is_kept(tmp_path):
                     "index\n return %c : index\n}", output=path, opt_level=0)
     assert m.one() == 1
     assert os.path.exists(path)
+
+
+ATTENTION = """
+func.func @attn(%q: tensor<2x4x?x8xf32>, %k: tensor<2x2x?x8xf32>, %v: tensor<2x2x?x8xf32>,
+                %len: tensor<2xi32>, %off: index) -> tensor<2x4x?x8xf32> {
+  %o = rpe.attention %q, %k, %v key_lengths(%len : tensor<2xi32>) q_offset(%off) causal
+      : tensor<2x4x?x8xf32>, tensor<2x2x?x8xf32>, tensor<2x2x?x8xf32> -> tensor<2x4x?x8xf32>
+  return %o : tensor<2x4x?x8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"num_threads": 2}, {"reference": True}, {"tile_q": 3, "tile_k": 5},
+    {"num_threads": 2, "tile_q": 1, "tile_k": 1, "cpu": "native",
+     "opt_level": 3}])
+def test_pipeline_options_agree_with_reference(options):
+    rng = np.random.default_rng(7)
+    q = rng.standard_normal((2, 4, 13, 8)).astype(np.float32)
+    k = rng.standard_normal((2, 2, 17, 8)).astype(np.float32)
+    v = rng.standard_normal((2, 2, 17, 8)).astype(np.float32)
+    lens = np.array([17, 6], np.int32)
+    got = rpe.compile(ATTENTION, **options).attn(q, k, v, lens, 4)
+    want = ref.attention(q, k, v, key_lengths=lens, q_offset=4, causal=True)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_bad_tile_option():
+    with pytest.raises(rpe.CompileError, match="tile sizes must be positive"):
+        rpe.compile(ATTENTION, tile_q=0)
