@@ -16,6 +16,12 @@ Value mlir::rpe::castIndexToFloat(OpBuilder &b, Location loc, Value index,
   return arith::SIToFPOp::create(b, loc, type, i64);
 }
 
+Value mlir::rpe::buildQueryPosition(OpBuilder &b, Location loc, Value row,
+                                    Value qOffset) {
+  return qOffset ? arith::AddIOp::create(b, loc, row, qOffset).getResult()
+                 : row;
+}
+
 Value mlir::rpe::castFloat(OpBuilder &b, Location loc, Value value, Type type) {
   unsigned from = value.getType().getIntOrFloatBitWidth();
   unsigned to = type.getIntOrFloatBitWidth();

@@ -36,12 +36,6 @@ using namespace mlir::rpe;
 
 namespace {
 
-/// The query position `i + q_offset`.
-Value queryPosition(OpBuilder &b, Location loc, Value row, Value qOffset) {
-  return qOffset ? arith::AddIOp::create(b, loc, row, qOffset).getResult()
-                 : row;
-}
-
 //===----------------------------------------------------------------------===//
 // rpe.bucket
 //===----------------------------------------------------------------------===//
@@ -77,7 +71,7 @@ struct LowerRelativeBias : OpRewritePattern<RelativeBiasOp> {
                 [&](OpBuilder &b, Location l, ValueRange) {
                   SmallVector<Value> idx = loopIndices(b, l, 3);
                   Value bucket = bucketing.buildBucket(
-                      b, l, queryPosition(b, l, idx[1], qOffset), idx[2]);
+                      b, l, buildQueryPosition(b, l, idx[1], qOffset), idx[2]);
                   Value v = tensor::ExtractOp::create(
                       b, l, table, ValueRange{bucket, idx[0]});
                   yieldValue(b, l, v);
@@ -118,18 +112,18 @@ struct LowerAlibi : OpRewritePattern<AlibiOp> {
     bool symmetric = op.getSymmetric();
     Value qOffset = op.getQOffset();
     Type elementType = type.getElementType();
-    Value result =
-        generic(rewriter, loc, inputs, maps, init, id, {kPar, kPar, kPar},
-                [&](OpBuilder &b, Location l, ValueRange args) {
-                  SmallVector<Value> idx = loopIndices(b, l, 3);
-                  Value slope =
-                      numHeads ? buildDefaultAlibiSlope(b, l, idx[0], numHeads)
-                               : args[0];
-                  Value v = buildAlibiBias(b, l, slope,
-                                           queryPosition(b, l, idx[1], qOffset),
-                                           idx[2], symmetric);
-                  yieldValue(b, l, castFloat(b, l, v, elementType));
-                });
+    Value result = generic(
+        rewriter, loc, inputs, maps, init, id, {kPar, kPar, kPar},
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          SmallVector<Value> idx = loopIndices(b, l, 3);
+          Value slope = numHeads
+                            ? buildDefaultAlibiSlope(b, l, idx[0], numHeads)
+                            : args[0];
+          Value v = buildAlibiBias(b, l, slope,
+                                   buildQueryPosition(b, l, idx[1], qOffset),
+                                   idx[2], symmetric);
+          yieldValue(b, l, castFloat(b, l, v, elementType));
+        });
     rewriter.replaceOp(op, result);
     return success();
   }
@@ -487,7 +481,7 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
           [&](OpBuilder &b, Location l, ValueRange args) {
             Type f32 = b.getF32Type();
             SmallVector<Value> idx = loopIndices(b, l, 4);
-            Value qPos = queryPosition(b, l, idx[2], qOffset);
+            Value qPos = buildQueryPosition(b, l, idx[2], qOffset);
             Value s = arith::MulFOp::create(b, l, args[0], scale);
             if (biasArg >= 0)
               s = arith::AddFOp::create(b, l, s,
@@ -587,7 +581,7 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
             }
             if (relValues) {
               Value bucket = bucketing->buildBucket(
-                  b, l, queryPosition(b, l, idx[2], qOffset), idx[4]);
+                  b, l, buildQueryPosition(b, l, idx[2], qOffset), idx[4]);
               val = arith::AddFOp::create(
                   b, l, val, extractF32(b, l, relValues, {bucket, idx[3]}));
             }

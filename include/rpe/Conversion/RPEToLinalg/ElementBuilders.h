@@ -19,6 +19,9 @@ namespace rpe {
 /// Converts an `index` value to the float type `type` (through i64).
 Value castIndexToFloat(OpBuilder &b, Location loc, Value index, Type type);
 
+/// The query position `row + qOffset` (`row` when there is no offset).
+Value buildQueryPosition(OpBuilder &b, Location loc, Value row, Value qOffset);
+
 /// Converts a float value to the float type `type` (extf/truncf or nothing).
 Value castFloat(OpBuilder &b, Location loc, Value value, Type type);
 

@@ -25,8 +25,7 @@ struct RPEDecomposeSoftmaxPass
     IRRewriter rewriter(&getContext());
     for (linalg::SoftmaxOp op : ops) {
       rewriter.setInsertionPoint(op);
-      FailureOr<SmallVector<Value>> results =
-          op.decomposeOperation(rewriter);
+      FailureOr<SmallVector<Value>> results = op.decomposeOperation(rewriter);
       if (failed(results)) {
         op.emitError() << "cannot decompose linalg.softmax";
         return signalPassFailure();

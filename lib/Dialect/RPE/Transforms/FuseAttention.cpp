@@ -162,26 +162,23 @@ Value emitTerm(OpBuilder &b, Location loc, const PreparedTerm &term,
   Value keyIdx = broadcastIndex(b, loc, type, rank - 1, j);
   Value batchIdx = rank == 4 ? broadcastIndex(b, loc, type, 0, bIdx) : Value();
 
+  // The producer's query position: the attention's %i when both use the
+  // same offset and the row is not broadcast, else row + its own offset.
+  auto positionFor = [&](Value offset) -> Value {
+    if (offset == attnOffset && rowIdx == row)
+      return qPos;
+    return buildQueryPosition(b, loc, rowIdx, offset);
+  };
+
   if (auto rb = dyn_cast<RelativeBiasOp>(producer)) {
-    Value pos = rb.getQOffset() == attnOffset && rowIdx == row
-                    ? qPos
-                    : (rb.getQOffset() ? arith::AddIOp::create(b, loc, rowIdx,
-                                                               rb.getQOffset())
-                                             .getResult()
-                                       : rowIdx);
+    Value pos = positionFor(rb.getQOffset());
     Value bucket = BucketOp::create(b, loc, pos, keyIdx, rb.getBucketing());
     Value v = tensor::ExtractOp::create(b, loc, rb.getTable(),
                                         ValueRange{bucket, hIdx});
     return castFloat(b, loc, v, f32);
   }
   if (auto alibi = dyn_cast<AlibiOp>(producer)) {
-    Value pos =
-        alibi.getQOffset() == attnOffset && rowIdx == row
-            ? qPos
-            : (alibi.getQOffset()
-                   ? arith::AddIOp::create(b, loc, rowIdx, alibi.getQOffset())
-                         .getResult()
-                   : rowIdx);
+    Value pos = positionFor(alibi.getQOffset());
     Value slope = tensor::ExtractOp::create(b, loc, term.slopes, hIdx);
     Value v = buildAlibiBias(b, loc, slope, pos, keyIdx, alibi.getSymmetric());
     // Round through the producer's element type, as the bias tensor would.

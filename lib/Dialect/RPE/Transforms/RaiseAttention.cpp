@@ -157,8 +157,7 @@ FailureOr<Value> matchSoftmax(Value p, SmallVectorImpl<Operation *> &ops) {
 /// Peels the steps between q·kᵀ and the softmax, from the softmax side:
 /// a bias addition (s + b) and scalings (s * c, s / c, c constant) below
 /// it. Updates `scale` and `bias`; returns the value under the steps.
-Value peelScoreSteps(Value s, double &scale, Value &bias,
-                     SmallVectorImpl<Operation *> &ops) {
+Value peelScoreSteps(Value s, double &scale, Value &bias) {
   bool sawScale = false;
   // The softmax input's uses are checked by the caller; every value below
   // it must feed only the next step.
@@ -180,7 +179,6 @@ Value peelScoreSteps(Value s, double &scale, Value &bias,
         double c = cst.getValueAsDouble();
         scale *= isa<arith::MulFOp>(binop) ? c : 1.0 / c;
         sawScale = true;
-        ops.push_back(op);
         s = op.getDpsInputs()[0];
         continue;
       }
@@ -202,7 +200,6 @@ Value peelScoreSteps(Value s, double &scale, Value &bias,
            (add.getLhs() == body.getArgument(1) &&
             add.getRhs() == body.getArgument(0)))) {
         bias = b;
-        ops.push_back(op);
         s = op.getDpsInputs()[0];
         continue;
       }
@@ -214,7 +211,6 @@ Value peelScoreSteps(Value s, double &scale, Value &bias,
 struct AttentionParts {
   Value q, k, v, bias, p;
   double scale = 1.0;
-  SmallVector<Operation *> ops; // the matched linalg ops, root last
 };
 
 /// Matches the unfused attention ending in the P·V contraction `pv`.
@@ -235,7 +231,7 @@ FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
   if (failed(scores))
     return failure();
   // Internal values of the decomposed softmax are used only inside it.
-  Value s = peelScoreSteps(*scores, parts.scale, parts.bias, parts.ops);
+  Value s = peelScoreSteps(*scores, parts.scale, parts.bias);
   auto qk = s.getDefiningOp<linalg::GenericOp>();
   if (!qk || !isContraction(qk, dims(ctx, 5, {0, 1, 2, 4}),
                             dims(ctx, 5, {0, 1, 3, 4})))
@@ -262,7 +258,6 @@ FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
     if (!type || type.getRank() != 4 || !type.getElementType().isF32())
       return failure();
   }
-  parts.ops.push_back(qk);
   return parts;
 }
 

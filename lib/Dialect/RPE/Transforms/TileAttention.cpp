@@ -196,7 +196,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     Value tq = minIndex(rewriter, loc, tileQ, subIndex(rewriter, loc, lq, q0));
     Value hk = arith::DivUIOp::create(rewriter, loc, h, group);
     // Query position of the tile's first row.
-    Value qPos0 = qOffset ? addIndex(rewriter, loc, q0, qOffset) : q0;
+    Value qPos0 = buildQueryPosition(rewriter, loc, q0, qOffset);
 
     // Keys that can matter: below key_lengths[b] and, with causal, up to the
     // last row's position. Whole tiles beyond are skipped.
@@ -264,7 +264,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
                 SmallVector<Value> idx = loopIndices(nb, nl, 2);
                 Value row = addIndex(nb, nl, q0, idx[0]);
                 Value key = addIndex(nb, nl, k0, idx[1]);
-                Value qPos = qOffset ? addIndex(nb, nl, row, qOffset) : row;
+                Value qPos = buildQueryPosition(nb, nl, row, qOffset);
                 Value s = args[0];
                 if (bias) {
                   Value full[] = {b0, h, row, key};
@@ -373,7 +373,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
                 if (relValues) {
                   SmallVector<Value> idx = loopIndices(nb, nl, 3);
                   Value row = addIndex(nb, nl, q0, idx[0]);
-                  Value qPos = qOffset ? addIndex(nb, nl, row, qOffset) : row;
+                  Value qPos = buildQueryPosition(nb, nl, row, qOffset);
                   Value key = addIndex(nb, nl, k0, idx[1]);
                   Value bucket = bucketing->buildBucket(nb, nl, qPos, key);
                   val = arith::AddFOp::create(
