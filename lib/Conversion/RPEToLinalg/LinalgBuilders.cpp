@@ -2,6 +2,7 @@
 
 #include "rpe/Conversion/RPEToLinalg/LinalgBuilders.h"
 #include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
+#include "rpe/Dialect/RPE/IR/RPEOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -115,4 +116,25 @@ Value mlir::rpe::convertTensor(OpBuilder &b, Location loc, Value f32Tensor,
                  [&](OpBuilder &nb, Location nl, ValueRange args) {
                    yieldValue(nb, nl, castFloat(nb, nl, args[0], elementType));
                  });
+}
+
+Value mlir::rpe::buildAlibiSlopes(OpBuilder &b, Location loc, AlibiOp op) {
+  if (std::optional<ArrayRef<double>> slopes = op.getSlopes()) {
+    SmallVector<double> values(slopes->begin(), slopes->end());
+    auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
+                                      b.getF64Type());
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, ArrayRef<double>(values)));
+  }
+  RankedTensorType type = op.getResult().getType();
+  Value numHeads = type.isDynamicDim(0)
+                       ? op.getDynamicSizes().front()
+                       : indexConst(b, loc, type.getDimSize(0));
+  AffineMap id = b.getMultiDimIdentityMap(1);
+  return generic(
+      b, loc, {}, {}, emptyTensor(b, loc, {numHeads}, b.getF64Type()), id,
+      {kPar}, [&](OpBuilder &nb, Location nl, ValueRange) {
+        Value h = linalg::IndexOp::create(nb, nl, 0);
+        yieldValue(nb, nl, buildDefaultAlibiSlope(nb, nl, h, numHeads));
+      });
 }

@@ -93,33 +93,17 @@ struct LowerAlibi : OpRewritePattern<AlibiOp> {
     MLIRContext *ctx = rewriter.getContext();
     AffineMap id = rewriter.getMultiDimIdentityMap(3);
 
-    // Explicit slopes become a constant H-vector input; default slopes are
-    // computed from the head index (this also covers a dynamic H).
-    SmallVector<Value> inputs;
-    SmallVector<AffineMap> maps;
-    Value numHeads;
-    if (std::optional<ArrayRef<double>> slopes = op.getSlopes()) {
-      SmallVector<double> values(slopes->begin(), slopes->end());
-      auto slopeType = RankedTensorType::get(
-          {static_cast<int64_t>(values.size())}, rewriter.getF64Type());
-      inputs.push_back(arith::ConstantOp::create(
-          rewriter, loc,
-          DenseElementsAttr::get(slopeType, ArrayRef<double>(values))));
-      maps.push_back(dimsMap(ctx, 3, {getAffineDimExpr(0, ctx)}));
-    } else {
-      numHeads = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[0]);
-    }
+    // The slopes, an H-vector built once, are an input indexed by h.
+    Value slopes = buildAlibiSlopes(rewriter, loc, op);
     bool symmetric = op.getSymmetric();
     Value qOffset = op.getQOffset();
     Type elementType = type.getElementType();
     Value result = generic(
-        rewriter, loc, inputs, maps, init, id, {kPar, kPar, kPar},
+        rewriter, loc, slopes, {dimsMap(ctx, 3, {getAffineDimExpr(0, ctx)})},
+        init, id, {kPar, kPar, kPar},
         [&](OpBuilder &b, Location l, ValueRange args) {
           SmallVector<Value> idx = loopIndices(b, l, 3);
-          Value slope = numHeads
-                            ? buildDefaultAlibiSlope(b, l, idx[0], numHeads)
-                            : args[0];
-          Value v = buildAlibiBias(b, l, slope,
+          Value v = buildAlibiBias(b, l, args[0],
                                    buildQueryPosition(b, l, idx[1], qOffset),
                                    idx[2], symmetric);
           yieldValue(b, l, castFloat(b, l, v, elementType));

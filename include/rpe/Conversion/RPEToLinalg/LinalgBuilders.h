@@ -60,6 +60,13 @@ Value generic(OpBuilder &b, Location loc, ValueRange inputs,
 Value convertTensor(OpBuilder &b, Location loc, Value f32Tensor,
                     Type elementType);
 
+class AlibiOp;
+
+/// The slopes m_h of `op` as an f64 H-vector, built once: its `slopes`
+/// attribute as a constant, or the default slopes computed from the head
+/// index (also for a dynamic H).
+Value buildAlibiSlopes(OpBuilder &b, Location loc, AlibiOp op);
+
 } // namespace rpe
 } // namespace mlir
 

@@ -112,27 +112,7 @@ PreparedTerm prepare(OpBuilder &b, AttentionOp attention, Operation *producer) {
   Location loc = producer->getLoc();
   PreparedTerm term{producer, {}, {}, {}};
   if (auto alibi = dyn_cast<AlibiOp>(producer)) {
-    if (std::optional<ArrayRef<double>> slopes = alibi.getSlopes()) {
-      SmallVector<double> values(slopes->begin(), slopes->end());
-      auto type = RankedTensorType::get({static_cast<int64_t>(values.size())},
-                                        b.getF64Type());
-      term.slopes = arith::ConstantOp::create(
-          b, loc, DenseElementsAttr::get(type, ArrayRef<double>(values)));
-    } else {
-      // Default slopes, computed once per head (the alibi result's head
-      // count: H or a broadcast 1) instead of in the inner loop.
-      RankedTensorType type = alibi.getResult().getType();
-      Value numHeads = type.isDynamicDim(0)
-                           ? alibi.getDynamicSizes().front()
-                           : indexConst(b, loc, type.getDimSize(0));
-      AffineMap id = b.getMultiDimIdentityMap(1);
-      term.slopes = generic(
-          b, loc, {}, {}, emptyTensor(b, loc, {numHeads}, b.getF64Type()), id,
-          {kPar}, [&](OpBuilder &nb, Location nl, ValueRange) {
-            Value h = linalg::IndexOp::create(nb, nl, 0);
-            yieldValue(nb, nl, buildDefaultAlibiSlope(nb, nl, h, numHeads));
-          });
-    }
+    term.slopes = buildAlibiSlopes(b, loc, alibi);
   } else if (auto shaw = dyn_cast<ShawLogitsOp>(producer)) {
     term.projection = buildProjection(b, loc, shaw.getQ(), shaw.getEmb());
   } else if (auto deberta = dyn_cast<DisentangledBiasOp>(producer)) {
