@@ -2,6 +2,7 @@
 
 #include "rpe/Conversion/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
+#include "rpe/Dialect/RPE/Transforms/Transforms.h"
 #include "rpe/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
@@ -16,6 +17,8 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
 #include "mlir/Dialect/Bufferization/Transforms/Passes.h"
@@ -26,8 +29,39 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
+
+int64_t mlir::rpe::hostVectorWidth() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (features.lookup("avx512f"))
+    return 16;
+  if (features.lookup("avx"))
+    return 8;
+  return 4;
+}
+
+bool mlir::rpe::hostHasFMA() {
+  return llvm::sys::getHostCPUFeatures().lookup("fma");
+}
+
+rpe::VectorizeAttentionOptions
+mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
+  VectorizeAttentionOptions v;
+  v.vectorWidth = options.vectorWidth > 0 ? options.vectorWidth
+                                          : hostVectorWidth();
+  // Register blocks sized to the register file: 32 zmm with AVX-512 (16
+  // accumulators + 4 row vectors + broadcasts), 16 ymm/xmm otherwise.
+  bool wide = v.vectorWidth >= 16;
+  v.tileQ = options.vectorTileQ > 0 ? options.vectorTileQ
+                                    : 4 * v.vectorWidth;
+  v.tileK = options.tileK;
+  v.keyBlock = options.keyBlock > 0 ? options.keyBlock : (wide ? 4 : 2);
+  v.valueBlock = options.valueBlock > 0 ? options.valueBlock : (wide ? 4 : 2);
+  v.useFMA = options.fma;
+  return v;
+}
 
 void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
                                  const CPUPipelineOptions &options) {
@@ -36,6 +70,18 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   if (!options.reference) {
     pm.addPass(createRPEFuseAttentionPass());
     pm.addPass(createCanonicalizerPass());
+    if (options.vectorize) {
+      VectorizeAttentionOptions v = resolveVectorizeOptions(options);
+      RPEVectorizeAttentionPassOptions vec;
+      vec.vectorWidth = v.vectorWidth;
+      vec.tileQ = v.tileQ;
+      vec.tileK = v.tileK;
+      vec.keyBlock = v.keyBlock;
+      vec.valueBlock = v.valueBlock;
+      vec.fma = v.useFMA;
+      pm.addPass(createRPEVectorizeAttentionPass(vec));
+    }
+    // Attention the vector kernel does not take (score_mod with regions).
     RPETileAttentionPassOptions tile;
     tile.tileQ = options.tileQ;
     tile.tileK = options.tileK;
@@ -77,6 +123,8 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
+  // Vector transfers and gathers -> loads; the rest of vector -> LLVM below.
+  pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   pm.addPass(createLowerAffinePass());
   arith::ArithExpandOpsPassOptions expand;
@@ -86,6 +134,9 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   // parallel body must be lowered while that body is still one block.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
   pm.addPass(createSCFToControlFlowPass());
+  ConvertVectorToLLVMPassOptions vectorToLLVM;
+  vectorToLLVM.reassociateFPReductions = true;
+  pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());

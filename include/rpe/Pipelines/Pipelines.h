@@ -3,6 +3,8 @@
 #ifndef RPE_PIPELINES_PIPELINES_H
 #define RPE_PIPELINES_PIPELINES_H
 
+#include "rpe/Dialect/RPE/Transforms/Transforms.h"
+
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -23,6 +25,37 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<int64_t> tileK{
       *this, "tile-k", llvm::cl::desc("Keys per attention tile"),
       llvm::cl::init(64)};
+  PassOptions::Option<bool> vectorize{
+      *this, "vectorize",
+      llvm::cl::desc("Lower attention to the vector-level kernel "
+                     "(rpe-vectorize-attention); false: the tiled linalg "
+                     "kernel (rpe-tile-attention) only"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> vectorWidth{
+      *this, "vector-width",
+      llvm::cl::desc("f32 lanes per vector of the attention kernel; 0: from "
+                     "the host CPU (16 with AVX-512, 8 with AVX2, else 4)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> vectorTileQ{
+      *this, "vector-tile-q",
+      llvm::cl::desc("Query rows per tile of the vector kernel (0: 4 vectors "
+                     "of vector-width lanes)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> keyBlock{
+      *this, "key-block",
+      llvm::cl::desc("Keys per register block of the vector kernel (0: per "
+                     "vector width)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<int64_t> valueBlock{
+      *this, "value-block",
+      llvm::cl::desc("Value rows per register block of the vector kernel (0: "
+                     "per vector width)"),
+      llvm::cl::init(0)};
+  PassOptions::Option<bool> fma{
+      *this, "fma",
+      llvm::cl::desc("Vector FMAs in the attention kernel (default: the host "
+                     "has FMA)"),
+      llvm::cl::init(true)};
   PassOptions::Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("Run the parallel loops (attention query tiles) on this "
@@ -38,6 +71,17 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Insert buffer deallocation (ownership-based)"),
       llvm::cl::init(true)};
 };
+
+/// The host CPU's f32 lanes per vector register (16 with AVX-512, 8 with
+/// AVX/AVX2, 4 otherwise) and whether it has FMA.
+int64_t hostVectorWidth();
+bool hostHasFMA();
+
+/// Fills the vector-kernel options left at 0 (vector width from the host,
+/// tile and register blocks per width).
+
+VectorizeAttentionOptions
+resolveVectorizeOptions(const CPUPipelineOptions &options);
 
 /// rpe -> (fuse + tile attention) -> linalg -> one-shot bufferization ->
 /// loops -> LLVM dialect. The result is runnable by mlir-runner and

@@ -9,6 +9,7 @@
 #include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
 #include "rpe/Conversion/RPEToLinalg/LinalgBuilders.h"
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
+#include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
 
@@ -62,73 +63,6 @@ Value slice2D(OpBuilder &b, Location loc, Value t, Value i0, Value i1, Value r0,
       {ShapedType::kDynamic, ShapedType::kDynamic}, type.getElementType());
   return tensor::ExtractSliceOp::create(b, loc, resultType, t, offsets, sizes,
                                         strides);
-}
-
-/// Replaces Toeplitz table lookups in `score_mod` by a per-head diagonal
-/// vector built once: `tensor.extract %T[rpe.bucket(%i, %j), %h]` becomes
-/// `tensor.extract %diag[%h, %i - %j - q_offset + Lk - 1]`, where
-/// `diag[h, r] = T[bucket(r - (Lk - 1) + q_offset, 0), h]` (bucket depends
-/// on i - j only). Returns the number of lookups replaced.
-int64_t hoistToeplitzLookups(RewriterBase &rewriter, AttentionOp op) {
-  Region &region = op.getScoreMod();
-  if (region.empty())
-    return 0;
-  Block &block = region.front();
-  Value hArg = block.getArgument(2), iArg = block.getArgument(3),
-        jArg = block.getArgument(4);
-  SmallVector<tensor::ExtractOp> lookups;
-  for (auto extract : block.getOps<tensor::ExtractOp>()) {
-    auto bucket = extract.getIndices().size() == 2
-                      ? extract.getIndices()[0].getDefiningOp<BucketOp>()
-                      : BucketOp();
-    if (!bucket || bucket->getBlock() != &block ||
-        !bucket.getBucketing().isToeplitz() || bucket.getI() != iArg ||
-        bucket.getJ() != jArg || extract.getIndices()[1] != hArg ||
-        region.isAncestor(extract.getTensor().getParentRegion()))
-      continue;
-    lookups.push_back(extract);
-  }
-  if (lookups.empty())
-    return 0;
-
-  Location loc = op.getLoc();
-  OpBuilder::InsertionGuard guard(rewriter);
-  Value lq = dimValue(rewriter, loc, op.getQ(), 2);
-  Value lk = dimValue(rewriter, loc, op.getK(), 2);
-  Value qOffset = op.getQOffset();
-  Value zero = indexConst(rewriter, loc, 0), one = indexConst(rewriter, loc, 1);
-  Value lkMinus1 = subIndex(rewriter, loc, lk, one);
-  Value diagLen = subIndex(rewriter, loc, addIndex(rewriter, loc, lq, lk), one);
-  // r = i_pos - j - q_offset + Lk - 1, i.e. i_pos - j + shift.
-  Value shift = qOffset ? subIndex(rewriter, loc, lkMinus1, qOffset) : lkMinus1;
-  for (tensor::ExtractOp extract : lookups) {
-    rewriter.setInsertionPoint(op);
-    Value table = extract.getTensor();
-    auto bucketing =
-        extract.getIndices()[0].getDefiningOp<BucketOp>().getBucketing();
-    auto tableType = cast<RankedTensorType>(table.getType());
-    Value heads = dimValue(rewriter, loc, table, 1);
-    Value init = emptyTensor(rewriter, loc, {heads, diagLen},
-                             tableType.getElementType());
-    Value diag =
-        generic(rewriter, loc, {}, {}, init, rewriter.getMultiDimIdentityMap(2),
-                {kPar, kPar}, [&](OpBuilder &b, Location l, ValueRange) {
-                  SmallVector<Value> idx = loopIndices(b, l, 2);
-                  // The query position at distance r - (Lk - 1) + q_offset from
-                  // key 0.
-                  Value d = subIndex(b, l, idx[1], shift);
-                  Value bucket = bucketing.buildBucket(b, l, d, zero);
-                  yieldValue(b, l,
-                             tensor::ExtractOp::create(
-                                 b, l, table, ValueRange{bucket, idx[0]}));
-                });
-    rewriter.setInsertionPoint(extract);
-    Value r = addIndex(rewriter, extract.getLoc(),
-                       subIndex(rewriter, extract.getLoc(), iArg, jArg), shift);
-    rewriter.replaceOpWithNewOp<tensor::ExtractOp>(extract, diag,
-                                                   ValueRange{hArg, r});
-  }
-  return lookups.size();
 }
 
 struct TileAttention : OpRewritePattern<AttentionOp> {

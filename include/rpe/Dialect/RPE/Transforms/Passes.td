@@ -89,4 +89,61 @@ def RPETileAttentionPass : Pass<"rpe-tile-attention"> {
   ];
 }
 
+def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
+  let summary = "Lower rpe.attention to a vector-level FlashAttention kernel";
+  let description = [{
+    Rewrites every `rpe.attention` whose `score_mod` holds only scalar ops
+    into a FlashAttention-2 kernel written with the `vector` dialect on
+    buffers (`bufferization.to_buffer` of the operands, a `memref.alloc`ed
+    result): `scf.forall` over (batch, head, query tile) and, per tile,
+    `scf.for` over key tiles with an online softmax.
+
+    Vectors run along query rows (`vector-width` lanes, `tile-q / width`
+    vectors per tile). Scores come from register blocks of `key-block` keys
+    × the tile's row vectors (`vector.fma` of a broadcast key element and a
+    row of the packed, pre-scaled Qᵀ over the head dimension); the output
+    from blocks of `value-block` value rows × row vectors. The softmax
+    reductions run along keys, i.e. across vectors: max, `exp` (a vector
+    polynomial, ≤ 2 ulp) and sums are element-wise. Key tiles and value rows
+    that do not fill a block run one key / one row at a time (static main
+    loops); a tile with fewer rows runs a specialisation with fewer vectors
+    (`scf.index_switch`), so short queries (decode) compute no padding.
+
+    `score_mod` is evaluated on vectors of query rows: element-wise arith and
+    math ops become vector ops, Toeplitz table lookups and buckets read
+    contiguous vectors of padded diagonals built once (see
+    rpe-tile-attention), other tensor reads become masked gathers, anything
+    else runs per lane. `rel_values` with a Toeplitz bucketing reads a
+    transposed diagonal of the table (Dv × (Lq + Lk - 1 + tile-q)).
+    Causal keys are masked per vector with a lane comparison; tiles past
+    the diagonal and keys past `key_lengths[b]` are never visited. Causal
+    query tiles are visited in zig-zag order so that contiguous shares of
+    the parallel loop balance. Nothing of size Lq×Lk is created.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector (16: AVX-512, 8: AVX2)">,
+    Option<"tileQ", "tile-q", "int64_t", /*default=*/"0",
+           "Query rows per tile, a multiple of vector-width (0: 4 vectors)">,
+    Option<"tileK", "tile-k", "int64_t", /*default=*/"64",
+           "Keys per tile of the online softmax">,
+    Option<"keyBlock", "key-block", "int64_t", /*default=*/"4",
+           "Keys per register block of the score contraction">,
+    Option<"valueBlock", "value-block", "int64_t", /*default=*/"4",
+           "Value rows per register block of the output contraction">,
+    Option<"fma", "fma", "bool", /*default=*/"true",
+           "Use vector.fma (false: mulf + addf, for targets without FMA)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
+  ];
+  let statistics = [
+    Statistic<"numVectorized", "num-vectorized",
+              "Number of attention ops lowered to the vector kernel">,
+  ];
+}
+
 #endif // RPE_DIALECT_RPE_TRANSFORMS_PASSES_TD

@@ -3,6 +3,9 @@
 #ifndef RPE_DIALECT_RPE_TRANSFORMS_TRANSFORMS_H
 #define RPE_DIALECT_RPE_TRANSFORMS_TRANSFORMS_H
 
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/Support/LLVM.h"
+
 #include <cstdint>
 
 namespace mlir {
@@ -18,6 +21,31 @@ struct TileAttentionOptions {
 /// Patterns rewriting rpe.attention into the tiled online-softmax kernel.
 void populateRPETileAttentionPatterns(RewritePatternSet &patterns,
                                       const TileAttentionOptions &options);
+
+/// Parameters of the vector-level attention kernel (rpe-vectorize-attention).
+struct VectorizeAttentionOptions {
+  /// f32 lanes per vector.
+  int64_t vectorWidth = 16;
+  /// Query rows per tile: a multiple of vectorWidth.
+  int64_t tileQ = 64;
+  /// Keys per online-softmax tile.
+  int64_t tileK = 64;
+  /// Register blocks: keys of the score contraction, value rows of the
+  /// output contraction.
+  int64_t keyBlock = 4;
+  int64_t valueBlock = 4;
+  /// vector.fma, or mulf + addf for targets without FMA.
+  bool useFMA = true;
+};
+
+/// Checks the options; reports the first problem through `emit`.
+LogicalResult
+checkVectorizeAttentionOptions(const VectorizeAttentionOptions &options,
+                               function_ref<InFlightDiagnostic()> emit);
+
+/// Patterns lowering rpe.attention to the vector-level kernel (on buffers).
+void populateRPEVectorizeAttentionPatterns(
+    RewritePatternSet &patterns, const VectorizeAttentionOptions &options);
 
 /// Patterns raising unfused attention in linalg on tensors (q·kᵀ, scale,
 /// bias, softmax, ·v, and + shaw_values of the same probabilities) to

@@ -1,0 +1,966 @@
+//===- VectorizeAttention.cpp - vector-level attention microkernel --------===//
+//
+// rpe.attention -> a FlashAttention-2 kernel written with the vector dialect
+// on buffers:
+//
+//   scf.forall (b, h, query tile) { memref.alloca_scope {
+//     Qᵀ tile (D × TQ, scaled, f32) packed once;
+//     scf.index_switch on the number of vectors the tile needs (1..TQ/W) {
+//       scf.for key tile {
+//         Sᵀ = K·Qᵀ in register blocks of RK keys × (TQ/W) vectors;
+//         bias, score_mod (vectorized along queries), causal mask;
+//         online softmax along keys: element-wise max / exp / sum;
+//         Oᵀ = alpha·Oᵀ + Vᵀ·P in register blocks of RE values × (TQ/W)
+//         vectors (+ rel_values through a Toeplitz diagonal) }
+//       out = Oᵀ / l } } }
+//
+// Vectors run along query rows: every reduction of the online softmax runs
+// along keys, i.e. across vectors, so none is horizontal; K and V are read
+// in place (one broadcast per element), only the query tile is transposed.
+// Nothing of size Lq×Lk exists. The vector width, tile sizes and register
+// blocks are options; the CPU pipeline picks them from the target's vector
+// width.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
+#include "rpe/Conversion/RPEToLinalg/LinalgBuilders.h"
+#include "rpe/Dialect/RPE/IR/RPEOps.h"
+#include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
+#include "rpe/Dialect/RPE/Transforms/Passes.h"
+#include "rpe/Dialect/RPE/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <limits>
+
+namespace mlir {
+namespace rpe {
+#define GEN_PASS_DEF_RPEVECTORIZEATTENTIONPASS
+#include "rpe/Dialect/RPE/Transforms/Passes.h.inc"
+} // namespace rpe
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::rpe;
+
+namespace {
+
+constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+/// Whether the kernel can evaluate `score_mod` lane by lane: every op has no
+/// region and only scalar (int, index, float) results.
+bool isVectorizableScoreMod(Region &region) {
+  if (region.empty())
+    return true;
+  for (Operation &op : region.front().without_terminator()) {
+    if (op.getNumRegions() != 0)
+      return false;
+    for (Type t : op.getResultTypes())
+      if (!t.isIntOrIndexOrFloat())
+        return false;
+    for (Value v : op.getOperands())
+      if (!v.getType().isIntOrIndexOrFloat() &&
+          !(isa<RankedTensorType>(v.getType()) &&
+            isa<tensor::ExtractOp, tensor::DimOp>(op)))
+        return false;
+  }
+  return true;
+}
+
+/// Builds the kernel for one rpe.attention.
+class KernelBuilder {
+public:
+  KernelBuilder(RewriterBase &rewriter, AttentionOp op,
+                const VectorizeAttentionOptions &options)
+      : rw(rewriter), op(op), opts(options), loc(op.getLoc()),
+        f32(rewriter.getF32Type()),
+        vecF32(VectorType::get({options.vectorWidth}, f32)) {}
+
+  void build();
+
+private:
+  // ---- small builders (at the insertion point of `b`) ----------------------
+  Value cIdx(OpBuilder &b, int64_t v) { return indexConst(b, loc, v); }
+  Value splat(OpBuilder &b, float v) {
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(vecF32, b.getF32FloatAttr(v)));
+  }
+  Value bcast(OpBuilder &b, Value scalar) {
+    auto type = VectorType::get({opts.vectorWidth}, scalar.getType());
+    return vector::BroadcastOp::create(b, loc, type, scalar);
+  }
+  Value fma(OpBuilder &b, Value x, Value y, Value acc) {
+    if (opts.useFMA)
+      return vector::FMAOp::create(b, loc, x, y, acc);
+    return arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, x, y),
+                                 acc);
+  }
+  Value add(OpBuilder &b, Value x, Value y) {
+    return arith::AddIOp::create(b, loc, x, y);
+  }
+  Value sub(OpBuilder &b, Value x, Value y) {
+    return arith::SubIOp::create(b, loc, x, y);
+  }
+  Value mul(OpBuilder &b, Value x, Value y) {
+    return arith::MulIOp::create(b, loc, x, y);
+  }
+  Value minI(OpBuilder &b, Value x, Value y) {
+    return arith::MinSIOp::create(b, loc, x, y);
+  }
+  Value maxI(OpBuilder &b, Value x, Value y) {
+    return arith::MaxSIOp::create(b, loc, x, y);
+  }
+  /// A scalar element of `buffer` converted to f32.
+  Value loadF32(OpBuilder &b, Value buffer, ValueRange indices) {
+    Value v = memref::LoadOp::create(b, loc, buffer, indices);
+    return castFloat(b, loc, v, f32);
+  }
+  /// A float vector converted to vector<W x f32>.
+  Value toF32(OpBuilder &b, Value v) {
+    auto type = cast<VectorType>(v.getType());
+    unsigned width = type.getElementType().getIntOrFloatBitWidth();
+    if (width < 32)
+      return arith::ExtFOp::create(b, loc, vecF32, v);
+    if (width > 32)
+      return arith::TruncFOp::create(b, loc, vecF32, v);
+    return v;
+  }
+  Value exp(OpBuilder &b, Value x) {
+    auto e = math::ExpOp::create(b, loc, x);
+    expOps.push_back(e);
+    return e;
+  }
+  /// An identity-layout buffer of `tensor` (read-only).
+  Value bufferOf(Value tensor);
+  /// `buffer[indices]` for the lanes of vector `chunk` that are rows of the
+  /// tile (0 elsewhere); each index is a scalar or a vector<W x index>.
+  Value gather(OpBuilder &b, Value buffer, ArrayRef<Value> indices,
+               int64_t chunk);
+
+  // ---- the score of a (key, query-vector) pair -----------------------------
+  struct Lanes;
+  Value vectorizeScore(OpBuilder &b, Value s, Value key, int64_t chunk);
+  Value lanesVector(OpBuilder &b, Lanes &lanes, Value v);
+
+  // ---- the kernel ----------------------------------------------------------
+  void buildTile(OpBuilder &b, int64_t numChunks);
+  SmallVector<Value> buildKeyBlock(OpBuilder &b, int64_t numChunks,
+                                   int64_t keys, Value k0, Value jb,
+                                   ValueRange tileMax);
+  void buildValueBlock(OpBuilder &b, int64_t numChunks, int64_t rows,
+                       Value e0, Value k0, Value tk, ArrayRef<Value> alpha);
+
+  RewriterBase &rw;
+  AttentionOp op;
+  const VectorizeAttentionOptions &opts;
+  Location loc;
+  Type f32;
+  VectorType vecF32;
+  SmallVector<math::ExpOp> expOps;
+  /// Buffers of the tensors the kernel reads.
+  DenseMap<Value, Value> buffers;
+  /// Diagonal tables built with padding: contiguous reads stay in bounds.
+  DenseSet<Value> paddedTables;
+
+  // Sizes and per-tile values (valid while building the body).
+  Value batch, heads, lq, headDim, kvHeads, lk, valueDim, group, scale;
+  Value qBuf, kBuf, vBuf, biasBuf, lenBuf, relDiagBuf, relBuf, outBuf;
+  Value bIdx, hIdx, hkIdx, q0, tq, qPos0, kEnd, relShift;
+  Value qT, oT, sT, mBuf, lBuf;
+  /// Per chunk: lane offsets clamped to the tile's rows (vector<W x index>)
+  /// and the mask of the lanes that are rows of the tile.
+  SmallVector<Value> clampedIota, laneValid;
+  bool kernelStarted = false;
+  Value iotaI32;
+};
+
+/// The values of score_mod evaluated for one vector of query rows: uniform
+/// values are scalars; varying ones are vectors, and index values of the form
+/// `base + lane` also keep their scalar base (for contiguous loads).
+struct KernelBuilder::Lanes {
+  DenseMap<Value, Value> scalar, vector, base;
+  Region *region;
+  int64_t chunk;
+  /// The scalar of a uniform value (values from outside the region are
+  /// uniform), or null.
+  Value scalarOf(Value v) const {
+    auto it = scalar.find(v);
+    if (it != scalar.end())
+      return it->second;
+    if (!region->isAncestor(v.getParentRegion()))
+      return v;
+    return Value();
+  }
+  bool isVarying(Value v) const { return !scalarOf(v); }
+};
+
+Value KernelBuilder::bufferOf(Value tensor) {
+  auto it = buffers.find(tensor);
+  if (it != buffers.end())
+    return it->second;
+  assert(!kernelStarted && "buffers are made before the kernel");
+  OpBuilder::InsertionGuard guard(rw);
+  rw.setInsertionPoint(op);
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  Value buffer = bufferization::ToBufferOp::create(rw, loc, memrefType, tensor,
+                                                   /*read_only=*/true);
+  buffers[tensor] = buffer;
+  return buffer;
+}
+
+Value KernelBuilder::gather(OpBuilder &b, Value buffer,
+                            ArrayRef<Value> indices, int64_t chunk) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t w = opts.vectorWidth;
+  // Linear offsets (identity layout), then a gather from a 1-D view: the
+  // gather's index vector runs along the innermost dimension only.
+  Value offsets;
+  Value stride = cIdx(b, 1);
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    Value idx = indices[d];
+    Value term = isa<VectorType>(idx.getType())
+                     ? arith::MulIOp::create(b, loc, idx, bcast(b, stride))
+                           .getResult()
+                     : bcast(b, mul(b, idx, stride));
+    offsets = offsets ? arith::AddIOp::create(b, loc, offsets, term).getResult()
+                      : term;
+    if (d > 0)
+      stride = mul(b, stride, memref::DimOp::create(b, loc, buffer, d));
+  }
+  Value flat = buffer;
+  if (type.getRank() != 1) {
+    SmallVector<ReassociationIndices> all(1);
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      all[0].push_back(d);
+    flat = memref::CollapseShapeOp::create(b, loc, buffer, all);
+  }
+  auto elemVec = VectorType::get({w}, type.getElementType());
+  Value pass = arith::ConstantOp::create(b, loc, b.getZeroAttr(elemVec));
+  return vector::GatherOp::create(b, loc, elemVec, flat, ValueRange{cIdx(b, 0)},
+                                  offsets, laneValid[chunk], pass,
+                                  IntegerAttr());
+}
+
+Value KernelBuilder::lanesVector(OpBuilder &b, Lanes &lanes, Value v) {
+  if (!lanes.isVarying(v))
+    return bcast(b, lanes.scalarOf(v));
+  auto it = lanes.vector.find(v);
+  if (it != lanes.vector.end())
+    return it->second;
+  // base + clamped lane offset.
+  Value vec = arith::AddIOp::create(b, loc, bcast(b, lanes.base[v]),
+                                    clampedIota[lanes.chunk]);
+  lanes.vector[v] = vec;
+  return vec;
+}
+
+/// Bias, score_mod and nothing else for the query rows of vector `chunk`
+/// against key `key`.
+Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
+                                    int64_t chunk) {
+  int64_t w = opts.vectorWidth;
+  Value rowBase = add(b, q0, cIdx(b, chunk * w));
+  // Dense bias: bias[b?, h?, row, key] gathered along rows.
+  if (biasBuf) {
+    auto biasType = cast<MemRefType>(biasBuf.getType());
+    int64_t rank = biasType.getRank();
+    Value full[] = {bIdx, hIdx, rowBase, key};
+    SmallVector<Value> at;
+    for (int64_t d = 0; d < rank; ++d)
+      at.push_back(biasType.getDimSize(d) == 1 ? cIdx(b, 0)
+                                               : full[4 - rank + d]);
+    Value term;
+    if (biasType.getDimSize(rank - 2) == 1) {
+      term = bcast(b, loadF32(b, biasBuf, at));
+    } else {
+      // Rows are Lk elements apart: gathered (clamped rows, masked lanes).
+      at[rank - 2] = arith::AddIOp::create(b, loc, clampedIota[chunk],
+                                           bcast(b, rowBase));
+      term = toF32(b, gather(b, biasBuf, at, chunk));
+    }
+    s = arith::AddFOp::create(b, loc, s, term);
+  }
+  Region &region = op.getScoreMod();
+  if (region.empty())
+    return s;
+
+  Block &block = region.front();
+  Lanes lanes;
+  lanes.chunk = chunk;
+  lanes.vector[block.getArgument(0)] = s;
+  lanes.scalar[block.getArgument(1)] = bIdx;
+  lanes.scalar[block.getArgument(2)] = hIdx;
+  lanes.base[block.getArgument(3)] = add(b, qPos0, cIdx(b, chunk * w));
+  lanes.scalar[block.getArgument(4)] = key;
+  lanes.region = &region;
+  auto scalarOf = [&](Value v) { return lanes.scalarOf(v); };
+  auto uniform = [&](Value v) { return static_cast<bool>(scalarOf(v)); };
+
+  for (Operation &inner : block.without_terminator()) {
+    bool varying = llvm::any_of(inner.getOperands(),
+                                [&](Value v) { return !uniform(v); });
+    if (!varying) {
+      // Uniform: evaluated once as scalars (tensor reads from the buffer).
+      IRMapping map;
+      for (Value v : inner.getOperands())
+        map.map(v, scalarOf(v));
+      Operation *clone;
+      if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
+        SmallVector<Value> idx;
+        for (Value v : extract.getIndices())
+          idx.push_back(scalarOf(v));
+        clone = memref::LoadOp::create(b, loc, bufferOf(extract.getTensor()),
+                                       idx);
+      } else if (auto dim = dyn_cast<tensor::DimOp>(inner)) {
+        clone = memref::DimOp::create(b, loc, bufferOf(dim.getSource()),
+                                      scalarOf(dim.getIndex()));
+      } else {
+        clone = b.clone(inner, map);
+      }
+      for (auto [from, to] :
+           llvm::zip(inner.getResults(), clone->getResults()))
+        lanes.scalar[from] = to;
+      continue;
+    }
+
+    // Lane-affine index arithmetic: base ± uniform.
+    if (isa<arith::AddIOp, arith::SubIOp>(inner) &&
+        inner.getResult(0).getType().isIndex()) {
+      Value x = inner.getOperand(0), y = inner.getOperand(1);
+      bool isAdd = isa<arith::AddIOp>(inner);
+      if (lanes.base.count(x) && uniform(y)) {
+        Value base = isAdd ? add(b, lanes.base[x], scalarOf(y))
+                           : sub(b, lanes.base[x], scalarOf(y));
+        lanes.base[inner.getResult(0)] = base;
+        continue;
+      }
+      if (isAdd && lanes.base.count(y) && uniform(x)) {
+        lanes.base[inner.getResult(0)] = add(b, lanes.base[y], scalarOf(x));
+        continue;
+      }
+    }
+
+    if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
+      Value buffer = bufferOf(extract.getTensor());
+      auto bufferType = cast<MemRefType>(buffer.getType());
+      auto elemVec = VectorType::get({w}, bufferType.getElementType());
+      ValueRange indices = extract.getIndices();
+      bool innerOnly = true;
+      for (Value v : indices.drop_back())
+        innerOnly &= uniform(v);
+      Value last = indices.back();
+      SmallVector<Value> at;
+      for (Value v : indices.drop_back())
+        at.push_back(innerOnly ? scalarOf(v) : cIdx(b, 0));
+      if (innerOnly && lanes.base.count(last)) {
+        at.push_back(lanes.base[last]);
+        Value read;
+        if (paddedTables.count(extract.getTensor())) {
+          read = vector::LoadOp::create(b, loc, elemVec, buffer, at);
+        } else {
+          Value pad = arith::ConstantOp::create(
+              b, loc, b.getZeroAttr(bufferType.getElementType()));
+          read = vector::TransferReadOp::create(b, loc, elemVec, buffer, at,
+                                                pad, ArrayRef<bool>{false});
+        }
+        lanes.vector[inner.getResult(0)] = read;
+        continue;
+      }
+      SmallVector<Value> idx;
+      for (Value v : indices)
+        idx.push_back(uniform(v) ? scalarOf(v) : lanesVector(b, lanes, v));
+      lanes.vector[inner.getResult(0)] = gather(b, buffer, idx, chunk);
+      continue;
+    }
+
+    bool elementwise =
+        inner.hasTrait<OpTrait::Elementwise>() && inner.getNumResults() == 1 &&
+        isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
+    if (elementwise) {
+      SmallVector<Value> operands;
+      for (Value v : inner.getOperands())
+        operands.push_back(lanesVector(b, lanes, v));
+      OperationState state(loc, inner.getName());
+      state.addOperands(operands);
+      state.addTypes(VectorType::get({w}, inner.getResult(0).getType()));
+      state.addAttributes(inner.getAttrs());
+      Operation *vop = b.create(state);
+      lanes.vector[inner.getResult(0)] = vop->getResult(0);
+      continue;
+    }
+
+    // Anything else: one scalar copy per lane (the lanes of padding rows
+    // repeat the last row of the tile, so every copy sees real positions).
+    SmallVector<SmallVector<Value>> perLane(inner.getNumResults());
+    for (int64_t lane = 0; lane < w; ++lane) {
+      IRMapping map;
+      for (Value v : inner.getOperands()) {
+        if (uniform(v))
+          map.map(v, scalarOf(v));
+        else
+          map.map(v, vector::ExtractOp::create(b, loc,
+                                               lanesVector(b, lanes, v), lane));
+      }
+      Operation *clone = b.clone(inner, map);
+      for (unsigned r = 0; r < inner.getNumResults(); ++r)
+        perLane[r].push_back(clone->getResult(r));
+    }
+    for (unsigned r = 0; r < inner.getNumResults(); ++r)
+      lanes.vector[inner.getResult(r)] = vector::FromElementsOp::create(
+          b, loc, VectorType::get({w}, inner.getResult(r).getType()),
+          perLane[r]);
+  }
+  auto yield = cast<YieldOp>(block.getTerminator());
+  return lanesVector(b, lanes, yield.getValues().front());
+}
+
+/// S for keys jb .. jb+keys-1 of the tile at k0 against the query vectors:
+/// `keys` × numChunks accumulators over the head dimension, then the score
+/// terms and the causal mask; writes Sᵀ rows and returns the updated
+/// running maxima.
+SmallVector<Value> KernelBuilder::buildKeyBlock(OpBuilder &b, int64_t numChunks,
+                                                int64_t keys, Value k0,
+                                                Value jb, ValueRange tileMax) {
+  int64_t w = opts.vectorWidth;
+  SmallVector<Value> init(keys * numChunks, splat(b, 0.0f));
+  auto dLoop = scf::ForOp::create(
+      b, loc, cIdx(b, 0), headDim, cIdx(b, 1), init,
+      [&](OpBuilder &nb, Location, Value d, ValueRange acc) {
+        SmallVector<Value> qv;
+        for (int64_t c = 0; c < numChunks; ++c)
+          qv.push_back(vector::LoadOp::create(nb, loc, vecF32, qT,
+                                              ValueRange{d, cIdx(nb, c * w)}));
+        SmallVector<Value> next;
+        for (int64_t r = 0; r < keys; ++r) {
+          Value key = add(nb, add(nb, k0, jb), cIdx(nb, r));
+          Value kv = bcast(nb, loadF32(nb, kBuf, {bIdx, hkIdx, key, d}));
+          for (int64_t c = 0; c < numChunks; ++c)
+            next.push_back(fma(nb, kv, qv[c], acc[r * numChunks + c]));
+        }
+        scf::YieldOp::create(nb, loc, next);
+      });
+  SmallVector<Value> maxima(tileMax);
+  for (int64_t r = 0; r < keys; ++r) {
+    Value row = add(b, jb, cIdx(b, r));
+    Value key = add(b, k0, row);
+    for (int64_t c = 0; c < numChunks; ++c) {
+      Value s = vectorizeScore(b, dLoop.getResult(r * numChunks + c), key, c);
+      if (op.getCausal()) {
+        // Lane l (query position qPos0 + c·W + l) sees the key when
+        // key <= qPos0 + c·W + l, i.e. l >= key - qPos0 - c·W.
+        Value first = sub(b, key, add(b, qPos0, cIdx(b, c * w)));
+        first = maxI(b, minI(b, first, cIdx(b, w)), cIdx(b, 0));
+        Value first32 =
+            arith::IndexCastOp::create(b, loc, b.getI32Type(), first);
+        Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                             iotaI32, bcast(b, first32));
+        s = arith::SelectOp::create(b, loc, hidden, splat(b, kNegInf), s);
+      }
+      maxima[c] = arith::MaximumFOp::create(b, loc, maxima[c], s);
+      vector::StoreOp::create(b, loc, s, sT, ValueRange{row, cIdx(b, c * w)});
+    }
+  }
+  return maxima;
+}
+
+/// Oᵀ rows e0 .. e0+rows-1: alpha·Oᵀ + Vᵀ·P over the tk keys of the tile.
+void KernelBuilder::buildValueBlock(OpBuilder &b, int64_t numChunks,
+                                    int64_t rows, Value e0, Value k0, Value tk,
+                                    ArrayRef<Value> alpha) {
+  int64_t w = opts.vectorWidth;
+  SmallVector<Value> init;
+  for (int64_t e = 0; e < rows; ++e)
+    for (int64_t c = 0; c < numChunks; ++c) {
+      Value o = vector::LoadOp::create(
+          b, loc, vecF32, oT, ValueRange{add(b, e0, cIdx(b, e)),
+                                         cIdx(b, c * w)});
+      init.push_back(arith::MulFOp::create(b, loc, o, alpha[c]));
+    }
+  auto jLoop = scf::ForOp::create(
+      b, loc, cIdx(b, 0), tk, cIdx(b, 1), init,
+      [&](OpBuilder &nb, Location, Value j, ValueRange acc) {
+        SmallVector<Value> p;
+        for (int64_t c = 0; c < numChunks; ++c)
+          p.push_back(vector::LoadOp::create(nb, loc, vecF32, sT,
+                                             ValueRange{j, cIdx(nb, c * w)}));
+        Value key = add(nb, k0, j);
+        // rel_values through the diagonal: relDiag[e, i - key + shift].
+        Value relBase;
+        if (relDiagBuf)
+          relBase = add(nb, sub(nb, q0, key), relShift);
+        SmallVector<Value> next;
+        for (int64_t e = 0; e < rows; ++e) {
+          Value ei = add(nb, e0, cIdx(nb, e));
+          Value val = bcast(nb, loadF32(nb, vBuf, {bIdx, hkIdx, key, ei}));
+          for (int64_t c = 0; c < numChunks; ++c) {
+            Value x = val;
+            if (relDiagBuf) {
+              Value rel = vector::LoadOp::create(
+                  nb, loc, vecF32, relDiagBuf,
+                  ValueRange{ei, add(nb, relBase, cIdx(nb, c * w))});
+              x = arith::AddFOp::create(nb, loc, val, rel);
+            } else if (relBuf) {
+              // Non-Toeplitz rel_values: gather E[bucket(i, key), e].
+              auto bucketing = *op.getBucketing();
+              SmallVector<Value> idx;
+              Value rowBase = add(nb, q0, cIdx(nb, c * w));
+              for (int64_t lane = 0; lane < w; ++lane) {
+                Value lanePos = add(
+                    nb,
+                    vector::ExtractOp::create(nb, loc, clampedIota[c], lane),
+                    rowBase);
+                Value qPos = buildQueryPosition(nb, loc, lanePos,
+                                                op.getQOffset());
+                idx.push_back(bucketing.buildBucket(nb, loc, qPos, key));
+              }
+              Value buckets = vector::FromElementsOp::create(
+                  nb, loc, VectorType::get({w}, nb.getIndexType()), idx);
+              Value g = gather(nb, relBuf, {buckets, ei}, c);
+              x = arith::AddFOp::create(nb, loc, val,
+                                        toF32(nb, g));
+            }
+            next.push_back(fma(nb, x, p[c], acc[e * numChunks + c]));
+          }
+        }
+        scf::YieldOp::create(nb, loc, next);
+      });
+  for (int64_t e = 0; e < rows; ++e)
+    for (int64_t c = 0; c < numChunks; ++c)
+      vector::StoreOp::create(
+          b, loc, jLoop.getResult(e * numChunks + c), oT,
+          ValueRange{add(b, e0, cIdx(b, e)), cIdx(b, c * w)});
+}
+
+/// The whole query tile with `numChunks` vectors of rows.
+void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
+  int64_t w = opts.vectorWidth;
+  int64_t tileRows = numChunks * w;
+  // Per-chunk lane data.
+  clampedIota.clear();
+  laneValid.clear();
+  auto idxVec = VectorType::get({w}, b.getIndexType());
+  SmallVector<int64_t> iotaValues(w);
+  for (int64_t l = 0; l < w; ++l)
+    iotaValues[l] = l;
+  Value iota = arith::ConstantOp::create(
+      b, loc, DenseElementsAttr::get(idxVec, ArrayRef<int64_t>(iotaValues)));
+  SmallVector<int32_t> iota32(iotaValues.begin(), iotaValues.end());
+  iotaI32 = arith::ConstantOp::create(
+      b, loc,
+      DenseElementsAttr::get(VectorType::get({w}, b.getI32Type()),
+                             ArrayRef<int32_t>(iota32)));
+  for (int64_t c = 0; c < numChunks; ++c) {
+    // Rows of this vector in the tile: lane < tq - c·W.
+    Value rowsLeft = sub(b, tq, cIdx(b, c * w));
+    Value last = bcast(b, sub(b, rowsLeft, cIdx(b, 1)));
+    clampedIota.push_back(arith::MinSIOp::create(b, loc, iota, last));
+    laneValid.push_back(arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::slt, iota, bcast(b, rowsLeft)));
+  }
+
+  // Running max, sum and Oᵀ.
+  for (int64_t c = 0; c < numChunks; ++c) {
+    vector::StoreOp::create(b, loc, splat(b, kNegInf), mBuf,
+                            ValueRange{cIdx(b, c * w)});
+    vector::StoreOp::create(b, loc, splat(b, 0.0f), lBuf,
+                            ValueRange{cIdx(b, c * w)});
+  }
+  scf::ForOp::create(b, loc, cIdx(b, 0), valueDim, cIdx(b, 1), ValueRange{},
+                     [&](OpBuilder &nb, Location, Value e, ValueRange) {
+                       for (int64_t c = 0; c < numChunks; ++c)
+                         vector::StoreOp::create(
+                             nb, loc, splat(nb, 0.0f), oT,
+                             ValueRange{e, cIdx(nb, c * w)});
+                       scf::YieldOp::create(nb, loc);
+                     });
+
+  Value tileK = cIdx(b, opts.tileK);
+  scf::ForOp::create(
+      b, loc, cIdx(b, 0), kEnd, tileK, ValueRange{},
+      [&](OpBuilder &kb, Location, Value k0, ValueRange) {
+        Value tk = minI(kb, tileK, sub(kb, kEnd, k0));
+        // Sᵀ in register blocks of keyBlock keys, then one key at a time.
+        int64_t rk = opts.keyBlock;
+        Value tkMain = mul(kb, arith::DivUIOp::create(kb, loc, tk, cIdx(kb, rk)),
+                           cIdx(kb, rk));
+        SmallVector<Value> maxInit(numChunks, splat(kb, kNegInf));
+        auto blocks = scf::ForOp::create(
+            kb, loc, cIdx(kb, 0), tkMain, cIdx(kb, rk), maxInit,
+            [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
+              scf::YieldOp::create(
+                  nb, loc, buildKeyBlock(nb, numChunks, rk, k0, jb, mx));
+            });
+        auto rest = scf::ForOp::create(
+            kb, loc, tkMain, tk, cIdx(kb, 1), blocks.getResults(),
+            [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
+              scf::YieldOp::create(
+                  nb, loc, buildKeyBlock(nb, numChunks, 1, k0, jb, mx));
+            });
+        // Online softmax, element-wise per query lane.
+        SmallVector<Value> alpha, mSafe, sumInit;
+        for (int64_t c = 0; c < numChunks; ++c) {
+          Value at = cIdx(kb, c * w);
+          Value mOld = vector::LoadOp::create(kb, loc, vecF32, mBuf, at);
+          Value mNew =
+              arith::MaximumFOp::create(kb, loc, mOld, rest.getResult(c));
+          Value negInf = splat(kb, kNegInf);
+          Value oldEmpty = arith::CmpFOp::create(
+              kb, loc, arith::CmpFPredicate::OEQ, mOld, negInf);
+          Value a = exp(kb, arith::SubFOp::create(kb, loc, mOld, mNew));
+          alpha.push_back(
+              arith::SelectOp::create(kb, loc, oldEmpty, splat(kb, 0.0f), a));
+          Value newEmpty = arith::CmpFOp::create(
+              kb, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+          mSafe.push_back(
+              arith::SelectOp::create(kb, loc, newEmpty, splat(kb, 0.0f), mNew));
+          vector::StoreOp::create(kb, loc, mNew, mBuf, at);
+          sumInit.push_back(splat(kb, 0.0f));
+        }
+        auto probs = scf::ForOp::create(
+            kb, loc, cIdx(kb, 0), tk, cIdx(kb, 1), sumInit,
+            [&](OpBuilder &nb, Location, Value j, ValueRange sums) {
+              SmallVector<Value> next;
+              for (int64_t c = 0; c < numChunks; ++c) {
+                ValueRange at{j, cIdx(nb, c * w)};
+                Value s = vector::LoadOp::create(nb, loc, vecF32, sT, at);
+                Value p =
+                    exp(nb, arith::SubFOp::create(nb, loc, s, mSafe[c]));
+                vector::StoreOp::create(nb, loc, p, sT, at);
+                next.push_back(arith::AddFOp::create(nb, loc, sums[c], p));
+              }
+              scf::YieldOp::create(nb, loc, next);
+            });
+        for (int64_t c = 0; c < numChunks; ++c) {
+          Value at = cIdx(kb, c * w);
+          Value l = vector::LoadOp::create(kb, loc, vecF32, lBuf, at);
+          Value lNew = fma(kb, l, alpha[c], probs.getResult(c));
+          vector::StoreOp::create(kb, loc, lNew, lBuf, at);
+        }
+        // Oᵀ in register blocks of valueBlock rows, then one at a time.
+        int64_t re = opts.valueBlock;
+        Value dvMain =
+            mul(kb, arith::DivUIOp::create(kb, loc, valueDim, cIdx(kb, re)),
+                cIdx(kb, re));
+        scf::ForOp::create(kb, loc, cIdx(kb, 0), dvMain, cIdx(kb, re),
+                           ValueRange{},
+                           [&](OpBuilder &nb, Location, Value e0, ValueRange) {
+                             buildValueBlock(nb, numChunks, re, e0, k0, tk,
+                                             alpha);
+                             scf::YieldOp::create(nb, loc);
+                           });
+        scf::ForOp::create(kb, loc, dvMain, valueDim, cIdx(kb, 1), ValueRange{},
+                           [&](OpBuilder &nb, Location, Value e0, ValueRange) {
+                             buildValueBlock(nb, numChunks, 1, e0, k0, tk,
+                                             alpha);
+                             scf::YieldOp::create(nb, loc);
+                           });
+        scf::YieldOp::create(kb, loc);
+      });
+  (void)tileRows;
+
+  // out[b, h, q0 + i, e] = Oᵀ[e, i] / l[i] (0 for rows that saw no key).
+  Type outType = cast<MemRefType>(outBuf.getType()).getElementType();
+  scf::ForOp::create(
+      b, loc, cIdx(b, 0), tq, cIdx(b, 1), ValueRange{},
+      [&](OpBuilder &ib, Location, Value i, ValueRange) {
+        Value l = memref::LoadOp::create(ib, loc, lBuf, i);
+        Value zero = f32Const(ib, loc, 0.0);
+        Value empty =
+            arith::CmpFOp::create(ib, loc, arith::CmpFPredicate::OEQ, l, zero);
+        Value inv = arith::DivFOp::create(ib, loc, f32Const(ib, loc, 1.0), l);
+        inv = arith::SelectOp::create(ib, loc, empty, zero, inv);
+        Value row = add(ib, q0, i);
+        scf::ForOp::create(
+            ib, loc, cIdx(ib, 0), valueDim, cIdx(ib, 1), ValueRange{},
+            [&](OpBuilder &eb, Location, Value e, ValueRange) {
+              Value o = memref::LoadOp::create(eb, loc, oT, ValueRange{e, i});
+              o = arith::MulFOp::create(eb, loc, o, inv);
+              memref::StoreOp::create(eb, loc, castFloat(eb, loc, o, outType),
+                                      outBuf, ValueRange{bIdx, hIdx, row, e});
+              scf::YieldOp::create(eb, loc);
+            });
+        scf::YieldOp::create(ib, loc);
+      });
+}
+
+void KernelBuilder::build() {
+  int64_t w = opts.vectorWidth;
+  int64_t maxChunks = opts.tileQ / w;
+  rw.setInsertionPoint(op);
+
+  // Hoist Toeplitz lookups and buckets into padded diagonals: the lanes of a
+  // tile read up to TQ entries past the last row.
+  SmallVector<Value> diagonals;
+  hoistToeplitzLookups(rw, op, opts.tileQ, &diagonals);
+  hoistToeplitzBuckets(rw, op, opts.tileQ, &diagonals);
+  paddedTables.insert(diagonals.begin(), diagonals.end());
+
+  Value q = op.getQ(), k = op.getK(), v = op.getV();
+  batch = dimValue(rw, loc, q, 0);
+  heads = dimValue(rw, loc, q, 1);
+  lq = dimValue(rw, loc, q, 2);
+  headDim = dimValue(rw, loc, q, 3);
+  kvHeads = dimValue(rw, loc, k, 1);
+  lk = dimValue(rw, loc, k, 2);
+  valueDim = dimValue(rw, loc, v, 3);
+  group = arith::DivUIOp::create(rw, loc, heads, kvHeads);
+  if (std::optional<double> s = op.getStaticScale()) {
+    scale = f32Const(rw, loc, *s);
+  } else {
+    Value dF = castIndexToFloat(rw, loc, headDim, f32);
+    scale = arith::DivFOp::create(rw, loc, f32Const(rw, loc, 1.0),
+                                  math::SqrtOp::create(rw, loc, dF));
+  }
+  qBuf = bufferOf(q);
+  kBuf = bufferOf(k);
+  vBuf = bufferOf(v);
+  if (Value bias = op.getBias())
+    biasBuf = bufferOf(bias);
+  if (Value lengths = op.getKeyLengths())
+    lenBuf = bufferOf(lengths);
+
+  // rel_values: with a Toeplitz bucketing, the rows of the table along the
+  // diagonal, transposed (Dv × (Lq + Lk - 1 + TQ), f32), so that a key reads
+  // one contiguous vector per value row.
+  if (Value rel = op.getRelValues()) {
+    auto bucketing = *op.getBucketing();
+    if (bucketing.isToeplitz()) {
+      Value one = cIdx(rw, 1);
+      Value length = add(rw, sub(rw, add(rw, lq, lk), one), cIdx(rw, opts.tileQ));
+      // r = position - key + (Lk - 1 - q_offset) = row - key + Lk - 1.
+      Value shift = sub(rw, lk, one);
+      relShift = shift;
+      if (Value off = op.getQOffset())
+        shift = sub(rw, shift, off);
+      Value init = emptyTensor(rw, loc, {valueDim, length}, f32);
+      Value zero = cIdx(rw, 0);
+      Value diag = generic(
+          rw, loc, {}, {}, init, rw.getMultiDimIdentityMap(2), {kPar, kPar},
+          [&](OpBuilder &nb, Location l, ValueRange) {
+            SmallVector<Value> idx = loopIndices(nb, l, 2);
+            Value d = arith::SubIOp::create(nb, l, idx[1], shift);
+            Value bucket = bucketing.buildBucket(nb, l, d, zero);
+            yieldValue(nb, l, extractF32(nb, l, rel, {bucket, idx[0]}));
+          });
+      relDiagBuf = bufferOf(diag);
+    } else {
+      relBuf = bufferOf(rel);
+    }
+  }
+
+  // Buffers of the tensors score_mod reads, before the kernel.
+  if (!op.getScoreMod().empty())
+    for (Operation &inner : op.getScoreMod().front())
+      for (Value v : inner.getOperands())
+        if (isa<RankedTensorType>(v.getType()))
+          bufferOf(v);
+
+  auto resultType = op.getResult().getType();
+  Value sizes[] = {batch, heads, lq, valueDim};
+  SmallVector<Value> dynamicSizes;
+  for (int64_t d = 0; d < 4; ++d)
+    if (resultType.isDynamicDim(d))
+      dynamicSizes.push_back(sizes[d]);
+  auto outType =
+      MemRefType::get(resultType.getShape(), resultType.getElementType());
+  outBuf = memref::AllocOp::create(rw, loc, outType, dynamicSizes,
+                                   rw.getI64IntegerAttr(64));
+
+  Value tileQ = cIdx(rw, opts.tileQ);
+  Value numQTiles = arith::CeilDivUIOp::create(rw, loc, lq, tileQ);
+  kernelStarted = true;
+  auto forall = scf::ForallOp::create(
+      rw, loc, ArrayRef<OpFoldResult>{batch, heads, numQTiles}, ValueRange{},
+      std::nullopt);
+  rw.setInsertionPointToStart(forall.getBody());
+  auto scope = memref::AllocaScopeOp::create(rw, loc, TypeRange{});
+  Block *scopeBody = rw.createBlock(&scope.getBodyRegion());
+  rw.setInsertionPointToStart(scopeBody);
+  memref::AllocaScopeReturnOp::create(rw, loc);
+  rw.setInsertionPointToStart(scopeBody);
+
+  SmallVector<Value> ivs = forall.getInductionVars();
+  bIdx = ivs[0];
+  hIdx = ivs[1];
+  Value t = ivs[2];
+  if (op.getCausal()) {
+    // Zig-zag order of the query tiles (0, n-1, 1, n-2, ...): a contiguous
+    // share of the iterations has as many short (top) rows as long ones.
+    Value half = arith::DivUIOp::create(rw, loc, t, cIdx(rw, 2));
+    Value odd = arith::CmpIOp::create(
+        rw, loc, arith::CmpIPredicate::ne,
+        arith::RemUIOp::create(rw, loc, t, cIdx(rw, 2)), cIdx(rw, 0));
+    Value mirrored = sub(rw, sub(rw, numQTiles, cIdx(rw, 1)), half);
+    t = arith::SelectOp::create(rw, loc, odd, mirrored, half);
+  }
+  q0 = mul(rw, t, tileQ);
+  tq = minI(rw, tileQ, sub(rw, lq, q0));
+  hkIdx = arith::DivUIOp::create(rw, loc, hIdx, group);
+  qPos0 = buildQueryPosition(rw, loc, q0, op.getQOffset());
+  Value zero = cIdx(rw, 0);
+  kEnd = lk;
+  if (lenBuf) {
+    Value len32 = memref::LoadOp::create(rw, loc, lenBuf, bIdx);
+    Value length =
+        arith::IndexCastOp::create(rw, loc, rw.getIndexType(), len32);
+    kEnd = minI(rw, kEnd, maxI(rw, length, zero));
+  }
+  if (op.getCausal())
+    kEnd = minI(rw, kEnd, maxI(rw, add(rw, qPos0, tq), zero));
+
+  // Scratch: Qᵀ (D × TQ), Oᵀ (Dv × TQ), Sᵀ (TK × TQ), m and l (TQ).
+  auto dyn2 = MemRefType::get({ShapedType::kDynamic, opts.tileQ}, f32);
+  IntegerAttr align = rw.getI64IntegerAttr(64);
+  qT = memref::AllocaOp::create(rw, loc, dyn2, ValueRange{headDim}, ValueRange{},
+                                align);
+  oT = memref::AllocaOp::create(rw, loc, dyn2, ValueRange{valueDim},
+                                ValueRange{}, align);
+  sT = memref::AllocaOp::create(
+      rw, loc, MemRefType::get({opts.tileK, opts.tileQ}, f32), ValueRange{},
+      ValueRange{}, align);
+  auto vecBuf = MemRefType::get({opts.tileQ}, f32);
+  mBuf = memref::AllocaOp::create(rw, loc, vecBuf, ValueRange{}, ValueRange{},
+                                  align);
+  lBuf = memref::AllocaOp::create(rw, loc, vecBuf, ValueRange{}, ValueRange{},
+                                  align);
+
+  // Qᵀ[d, i] = scale · q[b, h, q0 + i, d]; rows past the tile are zero.
+  scf::ForOp::create(
+      rw, loc, zero, tileQ, cIdx(rw, 1), ValueRange{},
+      [&](OpBuilder &ib, Location, Value i, ValueRange) {
+        Value inTile =
+            arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::slt, i, tq);
+        Value row = minI(ib, add(ib, q0, i), sub(ib, lq, cIdx(ib, 1)));
+        scf::ForOp::create(
+            ib, loc, cIdx(ib, 0), headDim, cIdx(ib, 1), ValueRange{},
+            [&](OpBuilder &db, Location, Value d, ValueRange) {
+              Value x = loadF32(db, qBuf, {bIdx, hIdx, row, d});
+              x = arith::MulFOp::create(db, loc, x, scale);
+              x = arith::SelectOp::create(db, loc, inTile, x,
+                                          f32Const(db, loc, 0.0));
+              memref::StoreOp::create(db, loc, x, qT, ValueRange{d, i});
+              scf::YieldOp::create(db, loc);
+            });
+        scf::YieldOp::create(ib, loc);
+      });
+
+  // One specialisation per number of row vectors the tile needs, so that a
+  // short tile (decode, the last rows) computes no padding vectors.
+  Value chunks =
+      arith::CeilDivUIOp::create(rw, loc, tq, cIdx(rw, w));
+  Value which = sub(rw, chunks, cIdx(rw, 1));
+  SmallVector<int64_t> cases;
+  // Case c: c + 1 vectors; the default: all of them.
+  for (int64_t c = 0; c + 1 < maxChunks; ++c)
+    cases.push_back(c);
+  auto sw = scf::IndexSwitchOp::create(rw, loc, TypeRange{}, which, cases,
+                                       cases.size());
+  for (int64_t c = 0; c < maxChunks; ++c) {
+    Region &region = c + 1 < maxChunks ? sw.getCaseRegions()[c]
+                                       : sw.getDefaultRegion();
+    Block *block = rw.createBlock(&region);
+    rw.setInsertionPointToStart(block);
+    buildTile(rw, c + 1);
+    scf::YieldOp::create(rw, loc);
+  }
+
+  rw.setInsertionPoint(forall);
+  rw.setInsertionPointAfter(forall);
+  Value result = bufferization::ToTensorOp::create(
+      rw, loc, resultType, outBuf, /*restrict=*/true, /*writable=*/true);
+  rw.replaceOp(op, result);
+
+  // exp as a polynomial on vectors (the kernel's own exps only).
+  RewritePatternSet patterns(rw.getContext());
+  populateMathPolynomialApproximationPatterns(
+      patterns, [](StringRef name) { return name == "exp"; });
+  SmallVector<Operation *> exps(expOps.begin(), expOps.end());
+  (void)applyOpPatternsGreedily(exps, std::move(patterns));
+}
+
+struct VectorizeAttention : OpRewritePattern<AttentionOp> {
+  VectorizeAttention(MLIRContext *ctx, const VectorizeAttentionOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isVectorizableScoreMod(op.getScoreMod()))
+      return rewriter.notifyMatchFailure(
+          op, "score_mod has ops with regions or non-scalar results");
+    KernelBuilder(rewriter, op, options).build();
+    return success();
+  }
+
+  VectorizeAttentionOptions options;
+};
+
+} // namespace
+
+LogicalResult
+mlir::rpe::checkVectorizeAttentionOptions(const VectorizeAttentionOptions &o,
+                                          function_ref<InFlightDiagnostic()> emit) {
+  if (o.vectorWidth < 1 || o.vectorWidth > 64 ||
+      !llvm::isPowerOf2_64(o.vectorWidth))
+    return emit() << "vector-width must be a power of two in [1, 64], got "
+                  << o.vectorWidth;
+  if (o.tileQ <= 0 || o.tileQ % o.vectorWidth != 0 ||
+      o.tileQ / o.vectorWidth > 16)
+    return emit() << "tile-q must be a positive multiple of vector-width ("
+                  << o.vectorWidth << ") and at most 16 vectors, got "
+                  << o.tileQ;
+  if (o.tileK <= 0 || o.keyBlock <= 0 || o.valueBlock <= 0 ||
+      o.keyBlock > 16 || o.valueBlock > 16)
+    return emit() << "tile-k must be positive and key-block, value-block in "
+                     "[1, 16], got "
+                  << o.tileK << ", " << o.keyBlock << ", " << o.valueBlock;
+  return success();
+}
+
+void mlir::rpe::populateRPEVectorizeAttentionPatterns(
+    RewritePatternSet &patterns, const VectorizeAttentionOptions &options) {
+  patterns.add<VectorizeAttention>(patterns.getContext(), options);
+}
+
+namespace {
+struct RPEVectorizeAttentionPass
+    : rpe::impl::RPEVectorizeAttentionPassBase<RPEVectorizeAttentionPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    VectorizeAttentionOptions options;
+    options.vectorWidth = vectorWidth;
+    options.tileQ = tileQ ? static_cast<int64_t>(tileQ) : 4 * vectorWidth;
+    options.tileK = tileK;
+    options.keyBlock = keyBlock;
+    options.valueBlock = valueBlock;
+    options.useFMA = fma;
+    if (failed(checkVectorizeAttentionOptions(
+            options, [&] { return getOperation()->emitError()
+                                  << "rpe-vectorize-attention: "; })))
+      return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    populateRPEVectorizeAttentionPatterns(patterns, options);
+    int64_t before = 0, after = 0;
+    getOperation()->walk([&](AttentionOp) { ++before; });
+    GreedyRewriteConfig config;
+    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      return signalPassFailure();
+    getOperation()->walk([&](AttentionOp) { ++after; });
+    numVectorized += before - after;
+  }
+};
+} // namespace
