@@ -119,6 +119,7 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
     omp.numThreads = options.numThreads;
     pm.addPass(createConvertSCFToOpenMPPass(omp));
   } else {
+    pm.addPass(createRPEHoistForallAllocasPass());
     pm.addPass(createForallToForLoopPass());
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());

@@ -886,7 +886,7 @@ void KernelBuilder::build() {
   // exp as a polynomial on vectors (the kernel's own exps only).
   RewritePatternSet patterns(rw.getContext());
   populateMathPolynomialApproximationPatterns(
-      patterns, [](StringRef name) { return name == "exp"; });
+      patterns, [](StringRef name) { return name == "exp" || name == "math.exp"; });
   SmallVector<Operation *> exps(expOps.begin(), expOps.end());
   (void)applyOpPatternsGreedily(exps, std::move(patterns));
 }

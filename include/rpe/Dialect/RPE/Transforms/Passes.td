@@ -146,4 +146,20 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
   ];
 }
 
+def RPEHoistForallAllocasPass : Pass<"rpe-hoist-forall-allocas"> {
+  let summary = "Stack scratch of scf.forall loops that will run sequentially";
+  let description = [{
+    For result-less `scf.forall` loops that are about to be lowered to
+    sequential `scf.for` loops (`scf-forall-to-for`): an `scf.forall` is an
+    automatic allocation scope, an `scf.for` is not, so every iteration's
+    `memref.alloca` would stay on the stack until the function returns (a
+    `memref.alloca_scope` cannot stay inside an `scf.for` body either: it
+    lowers to several blocks). Allocas whose sizes are defined outside the
+    loop are hoisted in front of it (the sequential iterations share them);
+    the others become `memref.alloc` with a `memref.dealloc` at the end of
+    the iteration. Do not run it on loops that will run in parallel.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 #endif // RPE_DIALECT_RPE_TRANSFORMS_PASSES_TD
