@@ -87,6 +87,10 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
               BoolAttr::get(ctx, false));
   PassManager pm(ctx);
   CPUPipelineOptions pipeline;
+  // The attention kernel's vectors match the target CPU's registers.
+  TargetVectorInfo vectors = getTargetVectorInfo(options.cpu);
+  pipeline.vectorWidth = vectors.width;
+  pipeline.fma = vectors.fma;
   pipeline.numThreads = options.numThreads;
   pipeline.reference = options.reference;
   pipeline.tileQ = options.tileQ;
@@ -111,6 +115,30 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
     if (func.isPrivate() && !func.isExternal())
       func.setLinkage(LLVM::Linkage::Internal);
   return success();
+}
+
+TargetVectorInfo mlir::rpe::getTargetVectorInfo(StringRef cpu) {
+  llvm::StringMap<bool> features;
+  if (cpu == "native") {
+    features = llvm::sys::getHostCPUFeatures();
+  } else {
+    llvm::InitializeNativeTarget();
+    llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+    std::string error;
+    const llvm::Target *target =
+        llvm::TargetRegistry::lookupTarget(triple, error);
+    std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+        target ? target->createMCSubtargetInfo(
+                     triple, cpu == "generic" ? "" : cpu, "")
+               : nullptr);
+    if (subtarget)
+      for (StringRef f : {"avx512f", "avx", "fma"})
+        features[f] = subtarget->checkFeatures("+" + f.str());
+  }
+  TargetVectorInfo info;
+  info.width = features.lookup("avx512f") ? 16 : features.lookup("avx") ? 8 : 4;
+  info.fma = features.lookup("fma");
+  return info;
 }
 
 namespace {

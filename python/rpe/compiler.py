@@ -314,13 +314,15 @@ class Module:
             f.signature() for f in self.functions.values())
 
 
-def compile(mlir_text, target="cpu", opt_level=2, cpu="generic",
+def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
             name="<rpe.compile>", output=None, num_threads=0, reference=False,
             tile_q=64, tile_k=64):
     """Compiles MLIR text (rpe and upstream dialects) for ``target`` into a
     shared library and loads it. ``output`` keeps the library at that path
     (otherwise a temporary directory, removed with the module).
-    ``num_threads``: OpenMP threads for attention (0: sequential);
+    ``cpu``: "native" (the host, the default: its vector width), "generic"
+    or an LLVM CPU name; ``num_threads``: OpenMP threads for attention (0:
+    sequential);
     ``reference``: the unfused reference lowering instead of the fused,
     tiled kernel; ``tile_q``/``tile_k``: attention tile sizes."""
     if not isinstance(mlir_text, str):

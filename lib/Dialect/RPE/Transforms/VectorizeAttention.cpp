@@ -889,6 +889,16 @@ void KernelBuilder::build() {
       patterns, [](StringRef name) { return name == "exp" || name == "math.exp"; });
   SmallVector<Operation *> exps(expOps.begin(), expOps.end());
   (void)applyOpPatternsGreedily(exps, std::move(patterns));
+  // Without FMA hardware, llvm.fma would be a library call per lane.
+  if (!opts.useFMA) {
+    SmallVector<math::FmaOp> fmas;
+    forall.walk([&](math::FmaOp f) { fmas.push_back(f); });
+    for (math::FmaOp f : fmas) {
+      rw.setInsertionPoint(f);
+      Value m = arith::MulFOp::create(rw, f.getLoc(), f.getA(), f.getB());
+      rw.replaceOpWithNewOp<arith::AddFOp>(f, m, f.getC());
+    }
+  }
 }
 
 struct VectorizeAttention : OpRewritePattern<AttentionOp> {

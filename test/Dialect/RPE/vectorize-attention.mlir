@@ -1,0 +1,153 @@
+// RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16" | FileCheck %s
+// RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention | FileCheck %s --check-prefix=W16
+// RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=6" 2>&1 | FileCheck %s --check-prefix=BADW
+// RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=8 tile-q=20" 2>&1 | FileCheck %s --check-prefix=BADQ
+// RUN: not rpe-opt %s -rpe-vectorize-attention="key-block=0" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
+
+// BADW: error: rpe-vectorize-attention: vector-width must be a power of two in [1, 64], got 6
+// BADQ: error: rpe-vectorize-attention: tile-q must be a positive multiple of vector-width (8) and at most 16 vectors, got 20
+// BADBLOCK: error: rpe-vectorize-attention: tile-k must be positive and key-block, value-block in [1, 16], got 64, 0, 4
+
+// The kernel on buffers: read-only buffers of q, k, v, the result allocated
+// once; parallel over (b, h, query tile) = (2, 4, ceil(100 / 16)); Qᵀ packed
+// once per tile; one specialisation per number of row vectors (case 0: one
+// vector of 8 rows, default: two); register blocks of 4 keys × row vectors
+// over the head dimension (vector.fma of a broadcast key element); the
+// softmax max is element-wise; exp is a polynomial (no math.exp is left);
+// nothing Lq×Lk (100×130) exists.
+// CHECK-LABEL: func.func @structure
+// CHECK-SAME: (%[[Q:.*]]: tensor<2x4x100x64xf32>, %[[K:.*]]: tensor<2x2x130x64xf32>, %[[V:.*]]: tensor<2x2x130x32xf32>)
+// CHECK-NOT: 100x130
+// CHECK-DAG: %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only : tensor<2x4x100x64xf32> to memref<2x4x100x64xf32>
+// CHECK-DAG: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
+// CHECK-DAG: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
+// CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x4x100x32xf32>
+// CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %{{.*}}) in (%{{.*}}, %{{.*}}, %[[C7:.*]]) {
+// CHECK-NEXT: memref.alloca_scope {
+// CHECK: %[[QT:.*]] = memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<?x16xf32>
+// CHECK: memref.load %[[QB]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] : memref<2x4x100x64xf32>
+// CHECK: memref.store %{{.*}}, %[[QT]][%{{.*}}, %{{.*}}] : memref<?x16xf32>
+// CHECK: scf.index_switch
+// CHECK-NEXT: case 0 {
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: vector.load %[[QT]][%{{.*}}, %{{.*}}] : memref<?x16xf32>, vector<8xf32>
+// CHECK: memref.load %[[KB]]
+// CHECK: vector.broadcast %{{.*}} : f32 to vector<8xf32>
+// CHECK: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: math.fma
+// CHECK: memref.load %[[VB]]
+// CHECK: vector.fma
+// CHECK: default {
+// 2 row vectors × 4 keys = 8 accumulators.
+// CHECK: -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: memref.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] : memref<2x4x100x32xf32>
+// CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<2x4x100x32xf32> to tensor<2x4x100x32xf32>
+// CHECK-NOT: math.exp
+// CHECK-NOT: rpe.attention
+// W16-LABEL: func.func @structure
+// W16: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
+
+func.func @structure(%q: tensor<2x4x100x64xf32>, %k: tensor<2x2x130x64xf32>, %v: tensor<2x2x130x32xf32>) -> tensor<2x4x100x32xf32> {
+  %0 = rpe.attention %q, %k, %v : tensor<2x4x100x64xf32>, tensor<2x2x130x64xf32>, tensor<2x2x130x32xf32> -> tensor<2x4x100x32xf32>
+  return %0 : tensor<2x4x100x32xf32>
+}
+
+// -----
+
+// A Toeplitz lookup reads a contiguous vector of a padded diagonal (Lq + Lk -
+// 1 + tile-q entries per head, built once with the bucket logarithm);
+// key_lengths and causal bound the key loop; causal keys are masked with a
+// lane comparison (i32 lanes against key - first row position).
+// CHECK-LABEL: func.func @toeplitz
+// CHECK-SAME: %[[LEN:[a-z0-9]+]]: tensor<1xi32>)
+// CHECK: %[[DIAG:.*]] = linalg.generic
+// CHECK: math.log
+// CHECK: %[[DB:.*]] = bufferization.to_buffer %[[DIAG]] read_only : tensor<?x?xf32> to memref<?x?xf32>
+// CHECK: scf.forall
+// CHECK-NOT: rpe.bucket
+// CHECK-NOT: math.log
+// CHECK: arith.minsi %{{.*}}, %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[END:.*]] step %{{.*}} {
+// CHECK: vector.load %[[DB]][%{{.*}}, %{{.*}}] : memref<?x?xf32>, vector<8xf32>
+// CHECK: arith.cmpi sgt, %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
+
+func.func @toeplitz(%q: tensor<1x2x60x8xf32>, %k: tensor<1x2x70x8xf32>, %t: tensor<32x2xf32>, %len: tensor<1xi32>) -> tensor<1x2x60x8xf32> {
+  %0 = rpe.attention %q, %k, %k key_lengths(%len : tensor<1xi32>) causal scale = 1.0 : tensor<1x2x60x8xf32>, tensor<1x2x70x8xf32>, tensor<1x2x70x8xf32> -> tensor<1x2x60x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by t5<num_buckets = 32, max_distance = 128, bidirectional = true>
+    %v = tensor.extract %t[%bk, %h] : tensor<32x2xf32>
+    %r = arith.addf %s, %v : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x60x8xf32>
+}
+
+// -----
+
+// The Shaw / DeBERTa gather trick: the projection is gathered along the
+// query lanes (masked to the rows of the tile) with the bucket from a
+// diagonal; a non-Toeplitz bucket (window2d) is computed lane by lane.
+// CHECK-LABEL: func.func @gather_and_lanes
+// CHECK: %[[BD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?xi32>)
+// CHECK: scf.forall
+// CHECK: %[[BK:.*]] = vector.load %{{.*}}[%{{.*}}] : memref<?xi32>, vector<8xi32>
+// CHECK: arith.index_cast %[[BK]] : vector<8xi32> to vector<8xindex>
+// CHECK: vector.gather %{{.*}}[%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<60xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK-COUNT-8: rpe.bucket %{{.*}}, %{{.*}} by window2d<height = 2, width = 3>
+// CHECK: vector.from_elements {{.*}} : vector<8xindex>
+// CHECK: vector.gather %{{.*}} : memref<30xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+
+func.func @gather_and_lanes(%q: tensor<1x2x6x8xf32>, %qe: tensor<1x2x6x5xf32>, %t: tensor<15x2xf32>) -> tensor<1x2x6x8xf32> {
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x6x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by clip<max_distance = 2>
+    %g = tensor.extract %qe[%b, %h, %i, %bk] : tensor<1x2x6x5xf32>
+    %bw = rpe.bucket %i, %j by window2d<height = 2, width = 3>
+    %w = tensor.extract %t[%bw, %h] : tensor<15x2xf32>
+    %r = arith.addf %s, %g : f32
+    %r2 = arith.addf %r, %w : f32
+    rpe.yield %r2 : f32
+  }
+  return %0 : tensor<1x2x6x8xf32>
+}
+
+// -----
+
+// rel_values with a Toeplitz bucketing: a transposed diagonal of the table
+// (Dv × (Lq + Lk - 1 + tile-q)), read as contiguous vectors in the value
+// block.
+// CHECK-LABEL: func.func @rel_values
+// CHECK: %[[RD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK: %[[RB:.*]] = bufferization.to_buffer %[[RD]] read_only : tensor<?x?xf32> to memref<?x?xf32>
+// CHECK: scf.forall
+// CHECK: vector.load %[[RB]][%{{.*}}, %{{.*}}] : memref<?x?xf32>, vector<8xf32>
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: vector.fma
+
+func.func @rel_values(%q: tensor<1x2x6x8xf32>, %e: tensor<5x8xf32>) -> tensor<1x2x6x8xf32> {
+  %0 = rpe.attention %q, %q, %q rel_values(%e : tensor<5x8xf32>) by clip<max_distance = 2> : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x6x8xf32>
+  return %0 : tensor<1x2x6x8xf32>
+}
+
+// -----
+
+// A score_mod with regions is left to rpe-tile-attention.
+// CHECK-LABEL: func.func @region_in_score_mod
+// CHECK: rpe.attention
+// CHECK-NOT: scf.forall
+
+func.func @region_in_score_mod(%q: tensor<1x1x4x8xf32>, %c: i1) -> tensor<1x1x4x8xf32> {
+  %0 = rpe.attention %q, %q, %q : tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32> -> tensor<1x1x4x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %r = scf.if %c -> f32 {
+      scf.yield %s : f32
+    } else {
+      %n = arith.negf %s : f32
+      scf.yield %n : f32
+    }
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x1x4x8xf32>
+}

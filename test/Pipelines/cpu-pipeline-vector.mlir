@@ -1,0 +1,55 @@
+// The attention kernel after rpe-cpu-pipeline is vector code of the target's
+// width: FMAs on vector<16xf32> for AVX-512, vector<8xf32> for AVX2, and no
+// call of a scalar or vector exp (the softmax exp is a polynomial in FMAs);
+// without FMA (fma=false) the kernel multiplies and adds instead.
+// RUN: rpe-opt %s -rpe-cpu-pipeline="vector-width=16" | FileCheck %s --check-prefixes=CHECK,W16
+// RUN: rpe-opt %s -rpe-cpu-pipeline="vector-width=8" | FileCheck %s --check-prefixes=CHECK,W8
+// RUN: rpe-opt %s -rpe-cpu-pipeline="vector-width=8 fma=false" | FileCheck %s --check-prefix=NOFMA
+// From machine code: rpe-compile picks the width from --mcpu.
+// RUN: rpe-compile %s --emit=asm --mcpu=skylake-avx512 -O3 -o - | FileCheck %s --check-prefix=AVX512
+// RUN: rpe-compile %s --emit=asm --mcpu=haswell -O3 -o - | FileCheck %s --check-prefix=AVX2
+// RUN: rpe-compile %s --emit=asm --mcpu=generic -O3 -o - | FileCheck %s --check-prefix=SSE
+
+// CHECK-LABEL: llvm.func @t5_attention(
+// W16: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// W8: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// CHECK-NOT: llvm.intr.exp
+// CHECK-NOT: @expf
+// CHECK-LABEL: llvm.func @_mlir_ciface_t5_attention(
+
+// NOFMA-LABEL: llvm.func @t5_attention(
+// NOFMA-NOT: llvm.intr.fma
+// NOFMA: llvm.fmul %{{.*}}, %{{.*}} : vector<8xf32>
+// NOFMA-NOT: llvm.intr.fma
+// NOFMA-LABEL: llvm.func @_mlir_ciface_t5_attention(
+
+// AVX512-LABEL: t5_attention:
+// AVX512: vfmadd{{[0-9]+}}ps {{.*}}%zmm
+// AVX512-NOT: expf
+// AVX512-LABEL: _mlir_ciface_t5_attention:
+// AVX2-LABEL: t5_attention:
+// AVX2-NOT: zmm
+// AVX2: vfmadd{{[0-9]+}}ps {{.*}}%ymm
+// AVX2-NOT: zmm
+// AVX2-NOT: expf
+// AVX2-LABEL: _mlir_ciface_t5_attention:
+// SSE-LABEL: t5_attention:
+// SSE-NOT: vfmadd
+// SSE: mulps
+// SSE-NOT: expf
+// SSE-LABEL: _mlir_ciface_t5_attention:
+
+func.func @t5_attention(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>,
+                        %v: tensor<1x8x?x64xf32>, %table: tensor<32x8xf32>)
+    -> tensor<1x8x?x64xf32> {
+  %c2 = arith.constant 2 : index
+  %lq = tensor.dim %q, %c2 : tensor<1x8x?x64xf32>
+  %lk = tensor.dim %k, %c2 : tensor<1x8x?x64xf32>
+  %bias = rpe.relative_bias %table sizes(%lq, %lk)
+      by t5<num_buckets = 32, max_distance = 128, bidirectional = true>
+      : tensor<32x8xf32> -> tensor<8x?x?xf32>
+  %o = rpe.attention %q, %k, %v bias(%bias : tensor<8x?x?xf32>) causal scale = 1.0
+      : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>
+      -> tensor<1x8x?x64xf32>
+  return %o : tensor<1x8x?x64xf32>
+}
