@@ -127,10 +127,15 @@ TargetVectorInfo mlir::rpe::getTargetVectorInfo(StringRef cpu) {
     std::string error;
     const llvm::Target *target =
         llvm::TargetRegistry::lookupTarget(triple, error);
-    std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-        target ? target->createMCSubtargetInfo(
-                     triple, cpu == "generic" ? "" : cpu, "")
-               : nullptr);
+    // An unknown name is reported when the target machine is made; here it
+    // only gets the baseline (LLVM would print a warning for it).
+    std::unique_ptr<llvm::MCSubtargetInfo> probe(
+        target ? target->createMCSubtargetInfo(triple, "", "") : nullptr);
+    bool known = probe && cpu != "generic" && probe->isCPUStringValid(cpu);
+    std::unique_ptr<llvm::MCSubtargetInfo> subtarget =
+        known ? std::unique_ptr<llvm::MCSubtargetInfo>(
+                    target->createMCSubtargetInfo(triple, cpu, ""))
+              : std::move(probe);
     if (subtarget)
       for (StringRef f : {"avx512f", "avx", "fma"})
         features[f] = subtarget->checkFeatures("+" + f.str());

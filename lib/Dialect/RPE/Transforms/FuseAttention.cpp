@@ -94,9 +94,14 @@ Value buildProjection(OpBuilder &b, Location loc, Value x, Value table) {
       {kPar, kPar, kPar, kPar, kRed},
       [&](OpBuilder &nb, Location nl, ValueRange args) {
         Type f32 = nb.getF32Type();
+        // reassoc + contract: the d-reduction may be vectorized and use FMAs
+        // (a projection, O(L·NB·D); the order of its sum is not specified).
+        auto fm = arith::FastMathFlagsAttr::get(
+            nb.getContext(),
+            arith::FastMathFlags::reassoc | arith::FastMathFlags::contract);
         Value p = arith::MulFOp::create(nb, nl, castFloat(nb, nl, args[0], f32),
-                                        castFloat(nb, nl, args[1], f32));
-        yieldValue(nb, nl, arith::AddFOp::create(nb, nl, args[2], p));
+                                        castFloat(nb, nl, args[1], f32), fm);
+        yieldValue(nb, nl, arith::AddFOp::create(nb, nl, args[2], p, fm));
       });
 }
 

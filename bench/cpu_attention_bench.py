@@ -1,0 +1,545 @@
+#!/usr/bin/env python3
+"""CPU attention, side by side in one run: rpe's vector kernel with every RPE
+kind against PyTorch's scaled_dot_product_attention (bias-free and with a
+float T5 mask), FlexAttention with a T5 score_mod (torch.compile), the seed's
+eager module, and the machine's FMA peak.
+
+fp32, B=1, H=8, D=64, 2 threads, L in {256, ..., 8192}; every (implementation,
+L) runs in a fresh child process that builds the model, allocates inputs,
+warms up, then times --repeats calls (median) and records the peak resident
+memory above the level before the calls, minus the output ("extra").
+Decode shapes (--decode): B=8, H=32, Hkv=8, D=128, Lq in {1, 4, 16} against
+Lk in {1024, 8192} with q_offset = Lk - Lq, causal, rpe vs SDPA (GQA, mask
+aligned to the bottom right).
+
+    python3 bench/cpu_attention_bench.py [--lengths 256,...] [--repeats 5]
+        [--impls a,b,...] [--no-decode] [--json out.json] [--plot out.png]
+        [--markdown out.md]
+
+PyTorch is needed for the torch columns: when the running Python cannot
+import it, the script creates a virtual environment
+(RPE_BENCH_VENV, default ~/.cache/rpe-bench-venv), pip-installs torch, numpy
+and matplotlib from PyPI into it, and re-runs itself there. The rpe columns
+need the build (build/lib/librpe-c.so; RPE_BUILD_DIR to change).
+
+GFLOP/s counts the two matmuls, 4·B·H·Lq·Lk·D, for non-causal runs and half
+of it for causal ones (the work a causal kernel has to do); the FMA peak is
+measured by a C probe (16 independent FMA chains per thread, AVX-512 or AVX2
+as the host has, compiled with cc -O3 -march=native -fopenmp).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+
+B, H, D = 1, 8, 64
+THREADS = 2
+LENGTHS = (256, 512, 1024, 2048, 4096, 8192)
+DECODE = dict(batch=8, heads=32, kv_heads=8, head_dim=128)
+DECODE_LQ = (1, 4, 16)
+DECODE_LK = (1024, 8192)
+
+RPE_IMPLS = ("rpe_none", "rpe_t5", "rpe_clip", "rpe_alibi", "rpe_swin",
+             "rpe_shaw", "rpe_deberta", "rpe_none_causal", "rpe_t5_causal")
+TORCH_IMPLS = ("sdpa_none", "sdpa_t5_mask", "flex_t5", "seed_eager")
+LABELS = {
+    "rpe_none": "rpe bias-free", "rpe_t5": "rpe T5", "rpe_clip": "rpe clip",
+    "rpe_alibi": "rpe ALiBi", "rpe_swin": "rpe Swin 2-D",
+    "rpe_shaw": "rpe Shaw a^K+a^V", "rpe_deberta": "rpe DeBERTa c2p+p2c",
+    "rpe_none_causal": "rpe bias-free causal", "rpe_t5_causal": "rpe T5 causal",
+    "sdpa_none": "SDPA bias-free", "sdpa_t5_mask": "SDPA + T5 float mask",
+    "flex_t5": "FlexAttention T5", "seed_eager": "seed eager T5",
+}
+
+
+# --------------------------------------------------------------------------
+# Child side: one measurement.
+
+def _status(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise KeyError(field)
+
+
+def _reset_peak():
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def _swin_window(length):
+    """A window height × width = L, as square as possible."""
+    h = 1 << ((length.bit_length() - 1) // 2)
+    return h, length // h
+
+
+def _rpe_module(impl, length):
+    """The MLIR text of an rpe implementation (function @attn)."""
+    from rpe import ir
+    common = dict(batch=B, heads=H, lq=None, lk=None, head_dim=D)
+    causal = impl.endswith("_causal")
+    kind = impl[len("rpe_"):].replace("_causal", "")
+    if kind == "none":
+        return _plain(causal)
+    if kind == "t5":
+        return ir.t5_attention(**common, causal=causal, name="attn")
+    if kind == "clip":
+        return ir.relative_bias_attention(ir.Clip(128), **common, name="attn")
+    if kind == "alibi":
+        return ir.alibi_attention(**common, symmetric=True, name="attn")
+    if kind == "swin":
+        hgt, wid = _swin_window(length)
+        return ir.swin_window_attention(hgt, wid, batch=B, heads=H,
+                                        head_dim=D, name="attn")
+    if kind == "shaw":
+        return ir.shaw_attention(ir.Clip(16), **common, name="attn")
+    if kind == "deberta":
+        return ir.deberta_attention(ir.Log(256, 512), **common, name="attn")
+    raise ValueError(impl)
+
+
+def _plain(causal, batch=B, heads=H, kv_heads=H, head_dim=D, q_offset=False):
+    qt = "tensor<%dx%dx?x%dxf32>" % (batch, heads, head_dim)
+    kt = "tensor<%dx%dx?x%dxf32>" % (batch, kv_heads, head_dim)
+    off_arg = ", %off: index" if q_offset else ""
+    opts = (" q_offset(%off)" if q_offset else "") + (" causal" if causal else "")
+    return """func.func @attn(%%q: %s, %%k: %s, %%v: %s%s) -> %s {
+  %%o = rpe.attention %%q, %%k, %%v%s : %s, %s, %s -> %s
+  return %%o : %s
+}
+""" % (qt, kt, kt, off_arg, qt, opts, qt, kt, kt, qt, qt)
+
+
+def _arg_arrays(types, length, rng):
+    import numpy as np
+    arrays = []
+    for t in types:
+        shape = [int(s) if s != "?" else length
+                 for s in t[len("tensor<"):-1].split("x")[:-1]]
+        a = rng.standard_normal(shape, dtype=np.float32)
+        a *= 0.5
+        arrays.append(a)
+    return arrays
+
+
+def _torch_t5_bucket(torch, relative_position, num_buckets=32,
+                     max_distance=128):
+    import math
+    half = num_buckets // 2
+    buckets = (relative_position > 0).to(torch.long) * half
+    rel = torch.abs(relative_position)
+    max_exact = half // 2
+    is_small = rel < max_exact
+    large = max_exact + (torch.log(rel.float().clamp(min=1) / max_exact)
+                         / math.log(max_distance / max_exact)
+                         * (half - max_exact)).to(torch.long)
+    large = torch.min(large, torch.full_like(large, half - 1))
+    return buckets + torch.where(is_small, rel, large)
+
+
+def _build(impl, length, dec):
+    """Returns (call, output_bytes): `call()` runs the implementation once."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    if impl.startswith("rpe_"):
+        import rpe
+        if dec:
+            lq, lk = dec
+            text = _plain(True, batch=DECODE["batch"], heads=DECODE["heads"],
+                          kv_heads=DECODE["kv_heads"],
+                          head_dim=DECODE["head_dim"], q_offset=True)
+            mod = rpe.compile(text, cpu="native", opt_level=3,
+                              num_threads=THREADS)
+            b, hh, hk, d = (DECODE[x] for x in
+                            ("batch", "heads", "kv_heads", "head_dim"))
+            q = rng.standard_normal((b, hh, lq, d), dtype=np.float32)
+            k = rng.standard_normal((b, hk, lk, d), dtype=np.float32)
+            v = rng.standard_normal((b, hk, lk, d), dtype=np.float32)
+            fn = mod.attn
+            return (lambda: fn(q, k, v, lk - lq)), q.nbytes
+        text = _rpe_module(impl, length)
+        mod = rpe.compile(text, cpu="native", opt_level=3, num_threads=THREADS)
+        fn = mod.attn
+        types = text.arg_types if hasattr(text, "arg_types") else \
+            ["tensor<%dx%dx?x%dxf32>" % (B, H, D)] * 3
+        args = _arg_arrays(types, length, rng)
+        return (lambda: fn(*args)), args[0].nbytes
+
+    import torch
+    import torch.nn.functional as F
+    torch.set_num_threads(THREADS)
+    if dec:
+        from torch.nn.attention.bias import causal_lower_right
+        lq, lk = dec
+        b, hh, hk, d = (DECODE[x] for x in
+                        ("batch", "heads", "kv_heads", "head_dim"))
+        q = torch.randn(b, hh, lq, d)
+        k = torch.randn(b, hk, lk, d)
+        v = torch.randn(b, hk, lk, d)
+        mask = causal_lower_right(lq, lk)
+
+        def call():
+            with torch.no_grad():
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                      enable_gqa=True)
+        return call, q.numel() * 4
+    q, k, v = (torch.randn(B, H, length, D) * 0.5 for _ in range(3))
+    table = torch.randn(32, H)
+    pos = torch.arange(length)
+    if impl == "sdpa_none":
+        def call():
+            with torch.no_grad():
+                return F.scaled_dot_product_attention(q, k, v)
+    elif impl == "sdpa_t5_mask":
+        # The float mask (1, H, L, L) is built once, outside the timing.
+        index = _torch_t5_bucket(torch, pos[None, :] - pos[:, None])
+        mask = table[index].permute(2, 0, 1).unsqueeze(0).contiguous()
+
+        def call():
+            with torch.no_grad():
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                      scale=1.0)
+    elif impl == "flex_t5":
+        from torch.nn.attention.flex_attention import flex_attention
+        # The bias per (head, distance) is precomputed (2L-1 entries per
+        # head): the score_mod only gathers, as a tuned user would write it.
+        dist = torch.arange(-(length - 1), length)
+        rel = table[_torch_t5_bucket(torch, dist)].t().contiguous()
+        shift = length - 1
+
+        def score_mod(score, b, h, q_idx, kv_idx):
+            return score + rel[h, kv_idx - q_idx + shift]
+        flex = torch.compile(flex_attention, dynamic=False)
+
+        def call():
+            with torch.no_grad():
+                return flex(q, k, v, score_mod=score_mod, scale=1.0)
+    elif impl == "seed_eager":
+        sys.path.insert(0, HERE)
+        from attention_bench import _torch_model
+        _, forward = _torch_model()
+
+        def call():
+            with torch.no_grad():
+                return forward(q, k, v, table)
+    else:
+        raise ValueError(impl)
+    return call, q.numel() * 4
+
+
+def child(impl, length, repeats, dec):
+    call, out_bytes = _build(impl, length, dec)
+    call()  # warm-up (compiles FlexAttention)
+    call()
+    _reset_peak()
+    base = _status("VmRSS")
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = call()
+        times.append(time.perf_counter() - t0)
+        del out
+    extra = max(0, _status("VmHWM") - base - out_bytes)
+    print(json.dumps({"times": times, "extra": extra}))
+
+
+# --------------------------------------------------------------------------
+# Parent side.
+
+PEAK_C = r"""
+#include <immintrin.h>
+#include <omp.h>
+#include <stdio.h>
+#if defined(__AVX512F__)
+typedef __m512 V;
+#define FMA _mm512_fmadd_ps
+#define SET _mm512_set1_ps
+#define LANES 16
+static float sum(V x) { return _mm512_reduce_add_ps(x); }
+#else
+typedef __m256 V;
+#define FMA _mm256_fmadd_ps
+#define SET _mm256_set1_ps
+#define LANES 8
+static float sum(V x) { float t[8]; _mm256_storeu_ps(t, x); return t[0]; }
+#endif
+int main(int argc, char **argv) {
+  long iters = 20000000;
+  double best = 0;
+  for (int rep = 0; rep < 7; ++rep) {
+    double t0 = omp_get_wtime();
+    float total = 0;
+#pragma omp parallel reduction(+ : total)
+    {
+      V x = SET(0.999f), y = SET(1e-4f);
+      V a0 = SET(0), a1 = SET(1), a2 = SET(2), a3 = SET(3), a4 = SET(4),
+        a5 = SET(5), a6 = SET(6), a7 = SET(7), a8 = SET(8), a9 = SET(9),
+        a10 = SET(10), a11 = SET(11), a12 = SET(12), a13 = SET(13),
+        a14 = SET(14), a15 = SET(15);
+      for (long i = 0; i < iters; ++i) {
+        a0 = FMA(a0, x, y); a1 = FMA(a1, x, y); a2 = FMA(a2, x, y);
+        a3 = FMA(a3, x, y); a4 = FMA(a4, x, y); a5 = FMA(a5, x, y);
+        a6 = FMA(a6, x, y); a7 = FMA(a7, x, y); a8 = FMA(a8, x, y);
+        a9 = FMA(a9, x, y); a10 = FMA(a10, x, y); a11 = FMA(a11, x, y);
+        a12 = FMA(a12, x, y); a13 = FMA(a13, x, y); a14 = FMA(a14, x, y);
+        a15 = FMA(a15, x, y);
+      }
+      total += sum(a0) + sum(a1) + sum(a2) + sum(a3) + sum(a4) + sum(a5) +
+               sum(a6) + sum(a7) + sum(a8) + sum(a9) + sum(a10) + sum(a11) +
+               sum(a12) + sum(a13) + sum(a14) + sum(a15);
+    }
+    double s = omp_get_wtime() - t0;
+    double gf = 2.0 * 16 * LANES * iters * omp_get_max_threads() / s / 1e9;
+    if (gf > best) best = gf;
+    if (total == 42) puts("");
+  }
+  printf("%d %.1f\n", LANES, best);
+  return 0;
+}
+"""
+
+
+def fma_peak():
+    """(lanes, GFLOP/s) of the FMA probe on THREADS threads."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, exe = os.path.join(tmp, "peak.c"), os.path.join(tmp, "peak")
+        with open(src, "w") as f:
+            f.write(PEAK_C)
+        subprocess.run(["cc", "-O3", "-march=native", "-fopenmp", src, "-o",
+                        exe], check=True)
+        env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
+        lanes, gf = subprocess.run([exe], check=True, capture_output=True,
+                                   text=True, env=env).stdout.split()
+        return int(lanes), float(gf)
+
+
+def ensure_torch():
+    try:
+        import torch  # noqa: F401
+        return
+    except ImportError:
+        pass
+    if os.environ.get("RPE_BENCH_IN_VENV"):
+        sys.exit("cpu_attention_bench: torch is still missing in the venv")
+    venv = os.environ.get("RPE_BENCH_VENV",
+                          os.path.expanduser("~/.cache/rpe-bench-venv"))
+    python = os.path.join(venv, "bin", "python")
+    if not os.path.exists(python):
+        print("creating %s (torch, numpy, matplotlib from PyPI)" % venv,
+              file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", "torch", "numpy",
+                    "matplotlib"], check=True)
+    env = dict(os.environ, RPE_BENCH_IN_VENV="1")
+    os.execve(python, [python] + sys.argv, env)
+
+
+def run_child(impl, length, repeats, dec=None):
+    cmd = [sys.executable, os.path.abspath(__file__), "--child", impl,
+           str(length), "--repeats", str(repeats)]
+    if dec:
+        cmd += ["--decode-shape", "%d,%d" % dec]
+    env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:]
+        return {"error": tail[0] if tail else "exit %d" % proc.returncode}
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def flops(impl, lq, lk, b=B, h=H, d=D, causal=None):
+    f = 4.0 * b * h * lq * lk * d
+    if causal if causal is not None else impl.endswith("_causal"):
+        f /= 2
+    return f
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lengths", default=",".join(map(str, LENGTHS)))
+    parser.add_argument("--impls", default=",".join(RPE_IMPLS + TORCH_IMPLS))
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--no-decode", action="store_true")
+    parser.add_argument("--eager-max-length", type=int, default=8192,
+                        help="skip the seed's eager module above this L")
+    parser.add_argument("--json")
+    parser.add_argument("--plot")
+    parser.add_argument("--markdown")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--decode-shape", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        dec = tuple(map(int, args.decode_shape.split(","))) \
+            if args.decode_shape else None
+        child(args.child[0], int(args.child[1]), args.repeats, dec)
+        return
+    impls = args.impls.split(",")
+    if any(i in TORCH_IMPLS for i in impls) or not args.no_decode:
+        ensure_torch()
+
+    lanes, peak = fma_peak()
+    print("FMA peak (%d lanes, %d threads): %.1f GFLOP/s" %
+          (lanes, THREADS, peak), flush=True)
+    results = {"peak": peak, "lanes": lanes, "threads": THREADS,
+               "repeats": args.repeats, "rows": [], "decode": []}
+    lengths = [int(x) for x in args.lengths.split(",")]
+    for length in lengths:
+        for impl in impls:
+            if impl == "seed_eager" and length > args.eager_max_length:
+                continue
+            r = run_child(impl, length, args.repeats)
+            row = {"impl": impl, "L": length}
+            if "error" in r:
+                row["error"] = r["error"]
+                print("%5d %-22s error: %s" % (length, impl, r["error"]),
+                      flush=True)
+            else:
+                t = statistics.median(r["times"])
+                row.update(ms=t * 1e3, gflops=flops(impl, length, length) / t
+                           / 1e9, extra_mib=r["extra"] / 2**20,
+                           times=r["times"])
+                print("%5d %-22s %9.2f ms %8.1f GF/s %5.1f%% peak %7.1f MiB"
+                      % (length, impl, row["ms"], row["gflops"],
+                         100 * row["gflops"] / peak, row["extra_mib"]),
+                      flush=True)
+            results["rows"].append(row)
+    if not args.no_decode:
+        for lk in DECODE_LK:
+            for lq in DECODE_LQ:
+                for impl in ("rpe_decode", "sdpa_decode"):
+                    r = run_child("rpe_none" if impl == "rpe_decode"
+                                  else "sdpa_none", 0, args.repeats, (lq, lk))
+                    row = {"impl": impl, "Lq": lq, "Lk": lk}
+                    if "error" in r:
+                        row["error"] = r["error"]
+                    else:
+                        t = statistics.median(r["times"])
+                        row.update(ms=t * 1e3, extra_mib=r["extra"] / 2**20,
+                                   times=r["times"])
+                    print("decode Lq=%2d Lk=%5d %-12s %s" %
+                          (lq, lk, impl, "%.3f ms" % row["ms"] if "ms" in row
+                           else row["error"]), flush=True)
+                    results["decode"].append(row)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    table = markdown(results, lengths, impls)
+    print(table)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table)
+    if args.plot:
+        plot(results, lengths, impls, args.plot)
+
+
+def markdown(results, lengths, impls):
+    rows = {(r["impl"], r["L"]): r for r in results["rows"]}
+    out = ["GFLOP/s (%% of the %.0f GFLOP/s FMA peak); causal rows count "
+           "half the FLOPs." % results["peak"], "",
+           "| implementation | " + " | ".join("L=%d" % n for n in lengths)
+           + " |", "|---|" + "---:|" * len(lengths)]
+    for impl in impls:
+        cells = []
+        for n in lengths:
+            r = rows.get((impl, n))
+            cells.append("—" if r is None or "gflops" not in r else
+                         "%.1f (%.0f%%)" % (r["gflops"],
+                                            100 * r["gflops"] / results["peak"]))
+        out.append("| %s | %s |" % (LABELS.get(impl, impl), " | ".join(cells)))
+
+    def ratio(a, b, n):
+        ra, rb = rows.get((a, n)), rows.get((b, n))
+        if not ra or not rb or "ms" not in ra or "ms" not in rb:
+            return "—"
+        return "%.2f×" % (rb["ms"] / ra["ms"])
+    out += ["", "Speed ratios (time of the second / time of the first; > 1: "
+            "the first is faster):", "",
+            "| ratio | " + " | ".join("L=%d" % n for n in lengths) + " |",
+            "|---|" + "---:|" * len(lengths)]
+    pairs = [("rpe_t5", "sdpa_none"), ("rpe_t5", "sdpa_t5_mask"),
+             ("rpe_t5", "flex_t5"), ("rpe_t5", "seed_eager"),
+             ("rpe_none", "sdpa_none")]
+    for a, b in pairs:
+        out.append("| %s vs %s | %s |" % (LABELS[a], LABELS[b], " | ".join(
+            ratio(a, b, n) for n in lengths)))
+    out += ["", "Cost over rpe bias-free (time ratio):", "",
+            "| term | " + " | ".join("L=%d" % n for n in lengths) + " |",
+            "|---|" + "---:|" * len(lengths)]
+    for impl in ("rpe_t5", "rpe_clip", "rpe_alibi", "rpe_swin", "rpe_shaw",
+                 "rpe_deberta"):
+        cells = []
+        for n in lengths:
+            a, b = rows.get(("rpe_none", n)), rows.get((impl, n))
+            cells.append("%.3f" % (b["ms"] / a["ms"]) if a and b and "ms" in a
+                         and "ms" in b else "—")
+        out.append("| %s | %s |" % (LABELS[impl], " | ".join(cells)))
+    cells = []
+    for n in lengths:
+        a, b = rows.get(("rpe_t5", n)), rows.get(("rpe_t5_causal", n))
+        cells.append("%.3f" % (b["ms"] / a["ms"]) if a and b and "ms" in a
+                     and "ms" in b else "—")
+    out.append("| T5 causal / T5 | %s |" % " | ".join(cells))
+    out += ["", "Extra memory (MiB, peak above the inputs and output):", "",
+            "| implementation | " + " | ".join("L=%d" % n for n in lengths)
+            + " |", "|---|" + "---:|" * len(lengths)]
+    for impl in impls:
+        cells = []
+        for n in lengths:
+            r = rows.get((impl, n))
+            cells.append("—" if r is None or "extra_mib" not in r else
+                         "%.1f" % r["extra_mib"])
+        out.append("| %s | %s |" % (LABELS.get(impl, impl), " | ".join(cells)))
+    if results["decode"]:
+        out += ["", "Decode (B=8, H=32, Hkv=8, D=128, causal, q_offset = Lk − "
+                "Lq), ms:", "", "| Lq | Lk | rpe | SDPA | rpe vs SDPA |",
+                "|---:|---:|---:|---:|---:|"]
+        dec = {(r["impl"], r["Lq"], r["Lk"]): r for r in results["decode"]}
+        for lk in DECODE_LK:
+            for lq in DECODE_LQ:
+                a, b = dec.get(("rpe_decode", lq, lk)), \
+                    dec.get(("sdpa_decode", lq, lk))
+                if not a or not b or "ms" not in a or "ms" not in b:
+                    continue
+                out.append("| %d | %d | %.3f | %.3f | %.2f× |" % (
+                    lq, lk, a["ms"], b["ms"], b["ms"] / a["ms"]))
+    return "\n".join(out) + "\n"
+
+
+def plot(results, lengths, impls, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for impl in impls:
+        pts = [(r["L"], r["gflops"]) for r in results["rows"]
+               if r["impl"] == impl and "gflops" in r]
+        if pts:
+            xs, ys = zip(*pts)
+            style = "-o" if impl.startswith("rpe") else "--s"
+            ax.plot(xs, ys, style, label=LABELS.get(impl, impl), markersize=4)
+    ax.axhline(results["peak"], color="k", linestyle=":",
+               label="FMA peak (%d threads)" % results["threads"])
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(lengths)
+    ax.set_xticklabels([str(n) for n in lengths])
+    ax.set_xlabel("sequence length L (B=1, H=8, D=64, fp32)")
+    ax.set_ylabel("GFLOP/s")
+    ax.set_title("CPU attention, %d threads" % results["threads"])
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    main()

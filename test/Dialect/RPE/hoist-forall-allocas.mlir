@@ -1,0 +1,66 @@
+// RUN: rpe-opt %s -rpe-hoist-forall-allocas -split-input-file | FileCheck %s
+
+// Loop-invariant allocas move in front of the loop (the sequential
+// iterations share them); an alloca sized inside the loop becomes an
+// alloc freed at the end of the iteration; a stack scope directly in the
+// body is inlined first.
+// CHECK-LABEL: func.func @sequential_scratch
+// CHECK-SAME: (%[[N:.*]]: index, %[[OUT:.*]]: memref<4xf32>)
+// CHECK: %[[A:.*]] = memref.alloca() : memref<64xf32>
+// CHECK: %[[B:.*]] = memref.alloca(%[[N]]) {alignment = 64 : i64} : memref<?xf32>
+// CHECK: scf.forall (%[[I:.*]]) in (4) {
+// CHECK-NOT: memref.alloca_scope
+// CHECK-NOT: memref.alloca
+// CHECK: %[[C:.*]] = memref.alloc(%[[I]]) : memref<?xf32>
+// CHECK: memref.store %{{.*}}, %[[A]]
+// CHECK: memref.store %{{.*}}, %[[B]]
+// CHECK: memref.store %{{.*}}, %[[C]]
+// CHECK: memref.dealloc %[[C]] : memref<?xf32>
+// CHECK-NEXT: }
+func.func @sequential_scratch(%n: index, %out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %f = arith.constant 1.0 : f32
+  scf.forall (%i) in (4) {
+    memref.alloca_scope {
+      %a = memref.alloca() : memref<64xf32>
+      %b = memref.alloca(%n) {alignment = 64 : i64} : memref<?xf32>
+      %c = memref.alloca(%i) : memref<?xf32>
+      memref.store %f, %a[%c0] : memref<64xf32>
+      memref.store %f, %b[%c0] : memref<?xf32>
+      memref.store %f, %c[%c0] : memref<?xf32>
+      memref.store %f, %out[%i] : memref<4xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Allocas of nested scopes and foralls on tensors are left alone.
+// CHECK-LABEL: func.func @left_alone
+// CHECK: scf.forall
+// CHECK: memref.alloca_scope {
+// CHECK-NEXT: memref.alloca() : memref<8xf32>
+// CHECK: scf.forall {{.*}} shared_outs
+// CHECK: memref.alloca() : memref<16xf32>
+func.func @left_alone(%t: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = arith.constant 0 : index
+  %f = arith.constant 1.0 : f32
+  scf.forall (%i) in (4) {
+    scf.for %j = %c0 to %i step %i {
+      memref.alloca_scope {
+        %a = memref.alloca() : memref<8xf32>
+        memref.store %f, %a[%c0] : memref<8xf32>
+      }
+    }
+  }
+  %r = scf.forall (%i) in (4) shared_outs(%o = %t) -> (tensor<4xf32>) {
+    %a = memref.alloca() : memref<16xf32>
+    memref.store %f, %a[%c0] : memref<16xf32>
+    %s = tensor.extract_slice %o[%i] [1] [1] : tensor<4xf32> to tensor<1xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %s into %o[%i] [1] [1] : tensor<1xf32> into tensor<4xf32>
+    }
+  }
+  return %r : tensor<4xf32>
+}
