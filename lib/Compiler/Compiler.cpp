@@ -88,9 +88,7 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
   PassManager pm(ctx);
   CPUPipelineOptions pipeline;
   // The attention kernel's vectors match the target CPU's registers.
-  TargetVectorInfo vectors = getTargetVectorInfo(options.cpu);
-  pipeline.vectorWidth = vectors.width;
-  pipeline.fma = vectors.fma;
+  pipeline.targetCPU = options.cpu;
   pipeline.numThreads = options.numThreads;
   pipeline.reference = options.reference;
   pipeline.tileQ = options.tileQ;
@@ -115,35 +113,6 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
     if (func.isPrivate() && !func.isExternal())
       func.setLinkage(LLVM::Linkage::Internal);
   return success();
-}
-
-TargetVectorInfo mlir::rpe::getTargetVectorInfo(StringRef cpu) {
-  llvm::StringMap<bool> features;
-  if (cpu == "native") {
-    features = llvm::sys::getHostCPUFeatures();
-  } else {
-    llvm::InitializeNativeTarget();
-    llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-    std::string error;
-    const llvm::Target *target =
-        llvm::TargetRegistry::lookupTarget(triple, error);
-    // An unknown name is reported when the target machine is made; here it
-    // only gets the baseline (LLVM would print a warning for it).
-    std::unique_ptr<llvm::MCSubtargetInfo> probe(
-        target ? target->createMCSubtargetInfo(triple, "", "") : nullptr);
-    bool known = probe && cpu != "generic" && probe->isCPUStringValid(cpu);
-    std::unique_ptr<llvm::MCSubtargetInfo> subtarget =
-        known ? std::unique_ptr<llvm::MCSubtargetInfo>(
-                    target->createMCSubtargetInfo(triple, cpu, ""))
-              : std::move(probe);
-    if (subtarget)
-      for (StringRef f : {"avx512f", "avx", "fma"})
-        features[f] = subtarget->checkFeatures("+" + f.str());
-  }
-  TargetVectorInfo info;
-  info.width = features.lookup("avx512f") ? 16 : features.lookup("avx") ? 8 : 4;
-  info.fma = features.lookup("fma");
-  return info;
 }
 
 namespace {

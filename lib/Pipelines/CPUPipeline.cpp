@@ -29,28 +29,44 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/TargetParser/Host.h"
 
 using namespace mlir;
 
-int64_t mlir::rpe::hostVectorWidth() {
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  if (features.lookup("avx512f"))
-    return 16;
-  if (features.lookup("avx"))
-    return 8;
-  return 4;
-}
-
-bool mlir::rpe::hostHasFMA() {
-  return llvm::sys::getHostCPUFeatures().lookup("fma");
+rpe::CPUVectorInfo mlir::rpe::getCPUVectorInfo(StringRef cpu) {
+  llvm::StringMap<bool> features;
+  if (cpu == "native") {
+    features = llvm::sys::getHostCPUFeatures();
+  } else {
+    llvm::InitializeNativeTarget();
+    llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+    std::string error;
+    const llvm::Target *target =
+        llvm::TargetRegistry::lookupTarget(triple, error);
+    // Asking LLVM for an unknown CPU prints a warning: check the name first
+    // (rpe-compile reports unknown names when it makes the target machine).
+    std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+        target ? target->createMCSubtargetInfo(triple, "", "") : nullptr);
+    if (subtarget && cpu != "generic" && subtarget->isCPUStringValid(cpu))
+      subtarget.reset(target->createMCSubtargetInfo(triple, cpu, ""));
+    if (subtarget)
+      for (StringRef f : {"avx512f", "avx", "fma"})
+        features[f] = subtarget->checkFeatures("+" + f.str());
+  }
+  CPUVectorInfo info;
+  info.width = features.lookup("avx512f") ? 16 : features.lookup("avx") ? 8 : 4;
+  info.fma = features.lookup("fma");
+  return info;
 }
 
 rpe::VectorizeAttentionOptions
 mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
+  CPUVectorInfo cpu = getCPUVectorInfo(options.targetCPU);
   VectorizeAttentionOptions v;
-  v.vectorWidth = options.vectorWidth > 0 ? options.vectorWidth
-                                          : hostVectorWidth();
+  v.vectorWidth = options.vectorWidth > 0 ? options.vectorWidth : cpu.width;
   // Register blocks sized to the register file: 32 zmm with AVX-512 (16
   // accumulators + 4 row vectors + broadcasts), 16 ymm/xmm otherwise.
   bool wide = v.vectorWidth >= 16;
@@ -59,7 +75,7 @@ mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
   v.tileK = options.tileK;
   v.keyBlock = options.keyBlock > 0 ? options.keyBlock : (wide ? 4 : 2);
   v.valueBlock = options.valueBlock > 0 ? options.valueBlock : (wide ? 4 : 2);
-  v.useFMA = options.fma;
+  v.useFMA = cpu.fma;
   return v;
 }
 

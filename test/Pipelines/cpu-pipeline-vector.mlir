@@ -1,10 +1,10 @@
 // The attention kernel after rpe-cpu-pipeline is vector code of the target's
 // width: FMAs on vector<16xf32> for AVX-512, vector<8xf32> for AVX2, and no
 // call of a scalar or vector exp (the softmax exp is a polynomial in FMAs);
-// without FMA (fma=false) the kernel multiplies and adds instead.
-// RUN: rpe-opt %s -rpe-cpu-pipeline="vector-width=16" | FileCheck %s --check-prefixes=CHECK,W16
-// RUN: rpe-opt %s -rpe-cpu-pipeline="vector-width=8" | FileCheck %s --check-prefixes=CHECK,W8
-// RUN: rpe-opt %s -rpe-cpu-pipeline="vector-width=8 fma=false" | FileCheck %s --check-prefix=NOFMA
+// without FMA (target-cpu=generic: 4 lanes) the kernel multiplies and adds.
+// RUN: rpe-opt %s -rpe-cpu-pipeline="target-cpu=skylake-avx512" | FileCheck %s --check-prefixes=CHECK,W16
+// RUN: rpe-opt %s -rpe-cpu-pipeline="target-cpu=haswell" | FileCheck %s --check-prefixes=CHECK,W8
+// RUN: rpe-opt %s -rpe-cpu-pipeline="target-cpu=generic" | FileCheck %s --check-prefix=NOFMA
 // From machine code: rpe-compile picks the width from --mcpu.
 // RUN: rpe-compile %s --emit=asm --mcpu=skylake-avx512 -O3 -o - | FileCheck %s --check-prefix=AVX512
 // RUN: rpe-compile %s --emit=asm --mcpu=haswell -O3 -o - | FileCheck %s --check-prefix=AVX2
@@ -19,7 +19,7 @@
 
 // NOFMA-LABEL: llvm.func @t5_attention(
 // NOFMA-NOT: llvm.intr.fma
-// NOFMA: llvm.fmul %{{.*}}, %{{.*}} : vector<8xf32>
+// NOFMA: llvm.fmul %{{.*}}, %{{.*}} : vector<4xf32>
 // NOFMA-NOT: llvm.intr.fma
 // NOFMA-LABEL: llvm.func @_mlir_ciface_t5_attention(
 

@@ -42,14 +42,6 @@ struct CompileOptions {
   int64_t tileK = 64;
 };
 
-/// f32 lanes per vector register of a CPU ("native", "generic" or an LLVM CPU
-/// name: 16 with AVX-512, 8 with AVX, 4 otherwise) and whether it has FMA.
-struct TargetVectorInfo {
-  int64_t width = 4;
-  bool fma = false;
-};
-TargetVectorInfo getTargetVectorInfo(StringRef cpu);
-
 /// Registers what compiling needs: rpe, the upstream dialects and the LLVM IR
 /// translations.
 void registerCompilerDialects(DialectRegistry &registry);

@@ -31,10 +31,16 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "(rpe-vectorize-attention); false: the tiled linalg "
                      "kernel (rpe-tile-attention) only"),
       llvm::cl::init(true)};
+  PassOptions::Option<std::string> targetCPU{
+      *this, "target-cpu",
+      llvm::cl::desc("CPU the vector kernel is shaped for: \"native\" (the "
+                     "host), \"generic\" or an LLVM CPU name; gives the "
+                     "vector width and whether FMAs are used"),
+      llvm::cl::init("native")};
   PassOptions::Option<int64_t> vectorWidth{
       *this, "vector-width",
       llvm::cl::desc("f32 lanes per vector of the attention kernel; 0: from "
-                     "the host CPU (16 with AVX-512, 8 with AVX2, else 4)"),
+                     "target-cpu (16 with AVX-512, 8 with AVX, else 4)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> vectorTileQ{
       *this, "vector-tile-q",
@@ -51,11 +57,6 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Value rows per register block of the vector kernel (0: "
                      "per vector width)"),
       llvm::cl::init(0)};
-  PassOptions::Option<bool> fma{
-      *this, "fma",
-      llvm::cl::desc("Vector FMAs in the attention kernel (default: the host "
-                     "has FMA)"),
-      llvm::cl::init(true)};
   PassOptions::Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("Run the parallel loops (attention query tiles) on this "
@@ -72,14 +73,17 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(true)};
 };
 
-/// The host CPU's f32 lanes per vector register (16 with AVX-512, 8 with
-/// AVX/AVX2, 4 otherwise) and whether it has FMA.
-int64_t hostVectorWidth();
-bool hostHasFMA();
+/// f32 lanes per vector register of a CPU ("native": the host, "generic" or
+/// an LLVM CPU name): 16 with AVX-512, 8 with AVX, 4 otherwise; and whether
+/// it has FMA. An unknown name gets the baseline (4 lanes, no FMA).
+struct CPUVectorInfo {
+  int64_t width = 4;
+  bool fma = false;
+};
+CPUVectorInfo getCPUVectorInfo(StringRef cpu);
 
-/// Fills the vector-kernel options left at 0 (vector width from the host,
-/// tile and register blocks per width).
-
+/// The vector kernel's parameters from the pipeline options: those left at
+/// 0 from target-cpu (width, FMA) and per width (tile, register blocks).
 VectorizeAttentionOptions
 resolveVectorizeOptions(const CPUPipelineOptions &options);
 
