@@ -4,6 +4,7 @@
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -23,22 +24,28 @@ Value mlir::rpe::buildQueryPosition(OpBuilder &b, Location loc, Value row,
 }
 
 Value mlir::rpe::castFloat(OpBuilder &b, Location loc, Value value, Type type) {
-  unsigned from = value.getType().getIntOrFloatBitWidth();
-  unsigned to = type.getIntOrFloatBitWidth();
   if (value.getType() == type)
     return value;
+  // Vectors convert element-wise: `type` is the element or the vector type.
+  auto vectorType = dyn_cast<VectorType>(value.getType());
+  Type toElement = getElementTypeOrSelf(type);
+  auto like = [&](Type element) -> Type {
+    return vectorType ? vectorType.clone(element) : element;
+  };
+  unsigned from = getElementTypeOrSelf(value.getType()).getIntOrFloatBitWidth();
+  unsigned to = toElement.getIntOrFloatBitWidth();
   if (from < to)
-    return arith::ExtFOp::create(b, loc, type, value);
+    return arith::ExtFOp::create(b, loc, like(toElement), value);
   if (from > to) {
     // f64 -> 16-bit floats goes through f32: there is no runtime routine for
     // the direct conversion to bf16 (arith-expand only expands f32 -> bf16).
     if (from == 64 && to == 16)
-      value = arith::TruncFOp::create(b, loc, b.getF32Type(), value);
-    return arith::TruncFOp::create(b, loc, type, value);
+      value = arith::TruncFOp::create(b, loc, like(b.getF32Type()), value);
+    return arith::TruncFOp::create(b, loc, like(toElement), value);
   }
   // Same width, different format (f16 <-> bf16): through f32.
-  Value f32 = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
-  return arith::TruncFOp::create(b, loc, type, f32);
+  Value f32 = arith::ExtFOp::create(b, loc, like(b.getF32Type()), value);
+  return arith::TruncFOp::create(b, loc, like(toElement), f32);
 }
 
 Value mlir::rpe::buildDefaultAlibiSlope(OpBuilder &b, Location loc, Value head,

@@ -22,7 +22,8 @@ Value castIndexToFloat(OpBuilder &b, Location loc, Value index, Type type);
 /// The query position `row + qOffset` (`row` when there is no offset).
 Value buildQueryPosition(OpBuilder &b, Location loc, Value row, Value qOffset);
 
-/// Converts a float value to the float type `type` (extf/truncf or nothing).
+/// Converts a float value (or vector) to the float type `type`, or to a
+/// vector of it (extf/truncf or nothing); `type` may be the element type.
 Value castFloat(OpBuilder &b, Location loc, Value value, Type type);
 
 /// The default ALiBi slope (f64) of head `head` out of `numHeads` (both

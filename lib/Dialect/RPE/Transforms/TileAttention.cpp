@@ -41,9 +41,6 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 Value minIndex(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::MinSIOp::create(b, loc, x, y);
 }
-Value maxIndex(OpBuilder &b, Location loc, Value x, Value y) {
-  return arith::MaxSIOp::create(b, loc, x, y);
-}
 Value addIndex(OpBuilder &b, Location loc, Value x, Value y) {
   return arith::AddIOp::create(b, loc, x, y);
 }
@@ -89,33 +86,16 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     Type elementType = resultType.getElementType();
     Type f32 = rewriter.getF32Type();
 
-    Value batch = dimValue(rewriter, loc, q, 0);
-    Value heads = dimValue(rewriter, loc, q, 1);
-    Value lq = dimValue(rewriter, loc, q, 2);
-    Value headDim = dimValue(rewriter, loc, q, 3);
-    Value kvHeads = dimValue(rewriter, loc, k, 1);
-    Value lk = dimValue(rewriter, loc, k, 2);
-    Value valueDim = dimValue(rewriter, loc, v, 3);
-    Value group = arith::DivUIOp::create(rewriter, loc, heads, kvHeads);
+    AttentionSizes dims = getAttentionSizes(rewriter, op);
+    Value batch = dims.batch, heads = dims.heads, lq = dims.lq;
+    Value headDim = dims.headDim, lk = dims.lk, valueDim = dims.valueDim;
+    Value group = dims.group, scale = dims.scale;
     Value zero = indexConst(rewriter, loc, 0);
     Value tileQ = indexConst(rewriter, loc, options.tileQ);
     Value tileK = indexConst(rewriter, loc, options.tileK);
     Value numQTiles = arith::CeilDivUIOp::create(rewriter, loc, lq, tileQ);
-    Value scale;
-    if (std::optional<double> s = op.getStaticScale()) {
-      scale = f32Const(rewriter, loc, *s);
-    } else {
-      Value dF = castIndexToFloat(rewriter, loc, headDim, f32);
-      scale = arith::DivFOp::create(rewriter, loc, f32Const(rewriter, loc, 1.0),
-                                    math::SqrtOp::create(rewriter, loc, dF));
-    }
-    Value resultSizes[] = {batch, heads, lq, valueDim};
-    SmallVector<Value> dynamicSizes;
-    for (int64_t dim = 0; dim < 4; ++dim)
-      if (resultType.isDynamicDim(dim))
-        dynamicSizes.push_back(resultSizes[dim]);
-    Value init =
-        tensor::EmptyOp::create(rewriter, loc, resultType, dynamicSizes);
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultType,
+                                         dims.resultDynamicSizes);
     auto biasType =
         bias ? cast<RankedTensorType>(bias.getType()) : RankedTensorType();
     MLIRContext *ctx = rewriter.getContext();
@@ -134,19 +114,15 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
 
     // Keys that can matter: below key_lengths[b] and, with causal, up to the
     // last row's position. Whole tiles beyond are skipped.
-    Value kEnd = lk;
     Value length;
     if (lengths) {
       Value len32 = tensor::ExtractOp::create(rewriter, loc, lengths, b0);
       length = arith::IndexCastOp::create(rewriter, loc,
                                           rewriter.getIndexType(), len32);
-      kEnd =
-          minIndex(rewriter, loc, kEnd, maxIndex(rewriter, loc, length, zero));
     }
-    if (causal)
-      kEnd = minIndex(
-          rewriter, loc, kEnd,
-          maxIndex(rewriter, loc, addIndex(rewriter, loc, qPos0, tq), zero));
+    Value kEnd = buildKeyEnd(rewriter, loc, lk, length,
+                             causal ? addIndex(rewriter, loc, qPos0, tq)
+                                    : Value());
 
     // q tile (tq×D), scaled, in f32.
     AffineMap id2 = rewriter.getMultiDimIdentityMap(2);

@@ -127,16 +127,6 @@ private:
     Value v = memref::LoadOp::create(b, loc, buffer, indices);
     return castFloat(b, loc, v, f32);
   }
-  /// A float vector converted to vector<W x f32>.
-  Value toF32(OpBuilder &b, Value v) {
-    auto type = cast<VectorType>(v.getType());
-    unsigned width = type.getElementType().getIntOrFloatBitWidth();
-    if (width < 32)
-      return arith::ExtFOp::create(b, loc, vecF32, v);
-    if (width > 32)
-      return arith::TruncFOp::create(b, loc, vecF32, v);
-    return v;
-  }
   Value exp(OpBuilder &b, Value x) {
     auto e = math::ExpOp::create(b, loc, x);
     expOps.push_back(e);
@@ -175,7 +165,7 @@ private:
   DenseSet<Value> paddedTables;
 
   // Sizes and per-tile values (valid while building the body).
-  Value batch, heads, lq, headDim, kvHeads, lk, valueDim, group, scale;
+  Value batch, heads, lq, headDim, lk, valueDim, group, scale;
   Value qBuf, kBuf, vBuf, biasBuf, lenBuf, relDiagBuf, relBuf, outBuf;
   Value bIdx, hIdx, hkIdx, q0, tq, qPos0, kEnd, relShift;
   Value qT, oT, sT, mBuf, lBuf;
@@ -289,7 +279,7 @@ Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
       // Rows are Lk elements apart: gathered (clamped rows, masked lanes).
       at[rank - 2] = arith::AddIOp::create(b, loc, clampedIota[chunk],
                                            bcast(b, rowBase));
-      term = toF32(b, gather(b, biasBuf, at, chunk));
+      term = castFloat(b, loc, gather(b, biasBuf, at, chunk), f32);
     }
     s = arith::AddFOp::create(b, loc, s, term);
   }
@@ -497,41 +487,47 @@ void KernelBuilder::buildValueBlock(OpBuilder &b, int64_t numChunks,
           p.push_back(vector::LoadOp::create(nb, loc, vecF32, sT,
                                              ValueRange{j, cIdx(nb, c * w)}));
         Value key = add(nb, k0, j);
-        // rel_values through the diagonal: relDiag[e, i - key + shift].
+        // rel_values through the diagonal: relDiag[e, i' - key + shift].
         Value relBase;
         if (relDiagBuf)
-          relBase = add(nb, sub(nb, q0, key), relShift);
+          relBase = add(nb, sub(nb, qPos0, key), relShift);
+        // Non-Toeplitz rel_values: the buckets of (row lane, key), once per
+        // key and row vector, then a gather of E[bucket, e] per value row.
+        SmallVector<Value> buckets;
+        if (relBuf) {
+          auto bucketing = *op.getBucketing();
+          for (int64_t c = 0; c < numChunks; ++c) {
+            Value rowBase = add(nb, q0, cIdx(nb, c * w));
+            SmallVector<Value> lanes;
+            for (int64_t lane = 0; lane < w; ++lane) {
+              Value row = add(
+                  nb, vector::ExtractOp::create(nb, loc, clampedIota[c], lane),
+                  rowBase);
+              Value qPos = buildQueryPosition(nb, loc, row, op.getQOffset());
+              lanes.push_back(bucketing.buildBucket(nb, loc, qPos, key));
+            }
+            buckets.push_back(vector::FromElementsOp::create(
+                nb, loc, VectorType::get({w}, nb.getIndexType()), lanes));
+          }
+        }
         SmallVector<Value> next;
         for (int64_t e = 0; e < rows; ++e) {
           Value ei = add(nb, e0, cIdx(nb, e));
           Value val = bcast(nb, loadF32(nb, vBuf, {bIdx, hkIdx, key, ei}));
           for (int64_t c = 0; c < numChunks; ++c) {
             Value x = val;
+            Value rel;
             if (relDiagBuf) {
-              Value rel = vector::LoadOp::create(
-                  nb, loc, vecF32, relDiagBuf,
-                  ValueRange{ei, add(nb, relBase, cIdx(nb, c * w))});
-              x = arith::AddFOp::create(nb, loc, val, rel);
+              auto relType = cast<MemRefType>(relDiagBuf.getType());
+              rel = vector::LoadOp::create(
+                  nb, loc, VectorType::get({w}, relType.getElementType()),
+                  relDiagBuf, ValueRange{ei, add(nb, relBase, cIdx(nb, c * w))});
             } else if (relBuf) {
-              // Non-Toeplitz rel_values: gather E[bucket(i, key), e].
-              auto bucketing = *op.getBucketing();
-              SmallVector<Value> idx;
-              Value rowBase = add(nb, q0, cIdx(nb, c * w));
-              for (int64_t lane = 0; lane < w; ++lane) {
-                Value lanePos = add(
-                    nb,
-                    vector::ExtractOp::create(nb, loc, clampedIota[c], lane),
-                    rowBase);
-                Value qPos = buildQueryPosition(nb, loc, lanePos,
-                                                op.getQOffset());
-                idx.push_back(bucketing.buildBucket(nb, loc, qPos, key));
-              }
-              Value buckets = vector::FromElementsOp::create(
-                  nb, loc, VectorType::get({w}, nb.getIndexType()), idx);
-              Value g = gather(nb, relBuf, {buckets, ei}, c);
-              x = arith::AddFOp::create(nb, loc, val,
-                                        toF32(nb, g));
+              rel = gather(nb, relBuf, {buckets[c], ei}, c);
             }
+            if (rel)
+              x = arith::AddFOp::create(nb, loc, val,
+                                        castFloat(nb, loc, rel, f32));
             next.push_back(fma(nb, x, p[c], acc[e * numChunks + c]));
           }
         }
@@ -709,21 +705,15 @@ void KernelBuilder::build() {
   paddedTables.insert(diagonals.begin(), diagonals.end());
 
   Value q = op.getQ(), k = op.getK(), v = op.getV();
-  batch = dimValue(rw, loc, q, 0);
-  heads = dimValue(rw, loc, q, 1);
-  lq = dimValue(rw, loc, q, 2);
-  headDim = dimValue(rw, loc, q, 3);
-  kvHeads = dimValue(rw, loc, k, 1);
-  lk = dimValue(rw, loc, k, 2);
-  valueDim = dimValue(rw, loc, v, 3);
-  group = arith::DivUIOp::create(rw, loc, heads, kvHeads);
-  if (std::optional<double> s = op.getStaticScale()) {
-    scale = f32Const(rw, loc, *s);
-  } else {
-    Value dF = castIndexToFloat(rw, loc, headDim, f32);
-    scale = arith::DivFOp::create(rw, loc, f32Const(rw, loc, 1.0),
-                                  math::SqrtOp::create(rw, loc, dF));
-  }
+  AttentionSizes dims = getAttentionSizes(rw, op);
+  batch = dims.batch;
+  heads = dims.heads;
+  lq = dims.lq;
+  headDim = dims.headDim;
+  lk = dims.lk;
+  valueDim = dims.valueDim;
+  group = dims.group;
+  scale = dims.scale;
   qBuf = bufferOf(q);
   kBuf = bufferOf(k);
   vBuf = bufferOf(v);
@@ -732,30 +722,15 @@ void KernelBuilder::build() {
   if (Value lengths = op.getKeyLengths())
     lenBuf = bufferOf(lengths);
 
-  // rel_values: with a Toeplitz bucketing, the rows of the table along the
-  // diagonal, transposed (Dv × (Lq + Lk - 1 + TQ), f32), so that a key reads
-  // one contiguous vector per value row.
+  // rel_values: with a Toeplitz bucketing, the table along the diagonal,
+  // transposed (Dv × (Lq + Lk - 1 + TQ)), so that a key reads one contiguous
+  // vector of rows per value row: relDiag[e, i' - key + shift].
   if (Value rel = op.getRelValues()) {
     auto bucketing = *op.getBucketing();
     if (bucketing.isToeplitz()) {
-      Value one = cIdx(rw, 1);
-      Value length = add(rw, sub(rw, add(rw, lq, lk), one), cIdx(rw, opts.tileQ));
-      // r = position - key + (Lk - 1 - q_offset) = row - key + Lk - 1.
-      Value shift = sub(rw, lk, one);
-      relShift = shift;
-      if (Value off = op.getQOffset())
-        shift = sub(rw, shift, off);
-      Value init = emptyTensor(rw, loc, {valueDim, length}, f32);
-      Value zero = cIdx(rw, 0);
-      Value diag = generic(
-          rw, loc, {}, {}, init, rw.getMultiDimIdentityMap(2), {kPar, kPar},
-          [&](OpBuilder &nb, Location l, ValueRange) {
-            SmallVector<Value> idx = loopIndices(nb, l, 2);
-            Value d = arith::SubIOp::create(nb, l, idx[1], shift);
-            Value bucket = bucketing.buildBucket(nb, l, d, zero);
-            yieldValue(nb, l, extractF32(nb, l, rel, {bucket, idx[0]}));
-          });
-      relDiagBuf = bufferOf(diag);
+      relDiagBuf = bufferOf(
+          buildToeplitzDiagonal(rw, op, rel, bucketing, opts.tileQ));
+      relShift = buildDiagonalShift(rw, op);
     } else {
       relBuf = bufferOf(rel);
     }
@@ -769,14 +744,9 @@ void KernelBuilder::build() {
           bufferOf(v);
 
   auto resultType = op.getResult().getType();
-  Value sizes[] = {batch, heads, lq, valueDim};
-  SmallVector<Value> dynamicSizes;
-  for (int64_t d = 0; d < 4; ++d)
-    if (resultType.isDynamicDim(d))
-      dynamicSizes.push_back(sizes[d]);
   auto outType =
       MemRefType::get(resultType.getShape(), resultType.getElementType());
-  outBuf = memref::AllocOp::create(rw, loc, outType, dynamicSizes,
+  outBuf = memref::AllocOp::create(rw, loc, outType, dims.resultDynamicSizes,
                                    rw.getI64IntegerAttr(64));
 
   Value tileQ = cIdx(rw, opts.tileQ);
@@ -811,15 +781,13 @@ void KernelBuilder::build() {
   hkIdx = arith::DivUIOp::create(rw, loc, hIdx, group);
   qPos0 = buildQueryPosition(rw, loc, q0, op.getQOffset());
   Value zero = cIdx(rw, 0);
-  kEnd = lk;
-  if (lenBuf) {
-    Value len32 = memref::LoadOp::create(rw, loc, lenBuf, bIdx);
-    Value length =
-        arith::IndexCastOp::create(rw, loc, rw.getIndexType(), len32);
-    kEnd = minI(rw, kEnd, maxI(rw, length, zero));
-  }
-  if (op.getCausal())
-    kEnd = minI(rw, kEnd, maxI(rw, add(rw, qPos0, tq), zero));
+  Value length;
+  if (lenBuf)
+    length = arith::IndexCastOp::create(
+        rw, loc, rw.getIndexType(),
+        memref::LoadOp::create(rw, loc, lenBuf, bIdx).getResult());
+  kEnd = buildKeyEnd(rw, loc, lk, length,
+                     op.getCausal() ? add(rw, qPos0, tq) : Value());
 
   // Scratch: Qᵀ (D × TQ), Oᵀ (Dv × TQ), Sᵀ (TK × TQ), m and l (TQ).
   auto dyn2 = MemRefType::get({ShapedType::kDynamic, opts.tileQ}, f32);

@@ -13,6 +13,39 @@
 namespace mlir {
 namespace rpe {
 class AttentionOp;
+class BucketingAttrInterface;
+
+/// The sizes of an attention op (index values) and its f32 scale (the static
+/// one, or 1/sqrt(D) computed at run time), built at the insertion point.
+struct AttentionSizes {
+  Value batch, heads, lq, headDim, kvHeads, lk, valueDim;
+  /// heads / kvHeads (grouped-query attention).
+  Value group;
+  Value scale;
+  /// The result's dynamic sizes, in order.
+  SmallVector<Value> resultDynamicSizes;
+};
+AttentionSizes getAttentionSizes(OpBuilder &b, AttentionOp op);
+
+/// The end of the keys a query tile can see: `Lk`, bounded by `length`
+/// (key_lengths[b] as an index, when given, clamped at 0) and, when
+/// `causalEnd` is given (the position after the tile's last row), by it.
+Value buildKeyEnd(OpBuilder &b, Location loc, Value lk, Value length,
+                  Value causalEnd);
+
+/// `table` along the attention's diagonal: `diag[c, r] = table[bucket(r -
+/// shift, 0), c]` for every column c of the 2-D `table` (heads of a bias
+/// table, value rows of a rel_values table), `r < Lq + Lk - 1 + padding`,
+/// with `shift = Lk - 1 - q_offset`, so that query position i and key j
+/// read `diag[c, i - j + shift]`. Built once, with the exact bucket
+/// arithmetic; `padding` extra entries let a vector kernel read past the
+/// last query row without a mask.
+Value buildToeplitzDiagonal(OpBuilder &b, AttentionOp op, Value table,
+                            BucketingAttrInterface bucketing,
+                            int64_t padding = 0);
+
+/// `Lk - 1 - q_offset`: the shift of buildToeplitzDiagonal's index.
+Value buildDiagonalShift(OpBuilder &b, AttentionOp op);
 
 /// Replaces Toeplitz table lookups in `score_mod` by a per-head diagonal
 /// vector built once before `op`: `tensor.extract %T[rpe.bucket(%i, %j), %h]`
