@@ -151,3 +151,34 @@ func.func @region_in_score_mod(%q: tensor<1x1x4x8xf32>, %c: i1) -> tensor<1x1x4x
   }
   return %0 : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+// score_mod values that depend only on (b, h) (an ALiBi-style slope read)
+// are computed once per query tile, before the kernel's specialisations;
+// the key-dependent rest is vector arithmetic along the query lanes.
+// CHECK-LABEL: func.func @tile_invariant
+// CHECK-SAME: (%{{.*}}: tensor<1x2x6x8xf32>, %[[S:.*]]: tensor<2xf64>)
+// CHECK: %[[SB:.*]] = bufferization.to_buffer %[[S]] read_only
+// CHECK: scf.forall (%{{.*}}, %[[H:.*]], %{{.*}}) in
+// CHECK: %[[M:.*]] = memref.load %[[SB]][%[[H]]] : memref<2xf64>
+// CHECK: scf.index_switch
+// CHECK-NOT: memref.load %[[SB]]
+// CHECK: vector.broadcast %[[M]] : f64 to vector<8xf64>
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<8xf64>
+// CHECK-NOT: memref.load %[[SB]]
+// CHECK: return
+func.func @tile_invariant(%q: tensor<1x2x6x8xf32>, %slopes: tensor<2xf64>) -> tensor<1x2x6x8xf32> {
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x6x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %m = tensor.extract %slopes[%h] : tensor<2xf64>
+    %d = arith.subi %j, %i : index
+    %d64 = arith.index_cast %d : index to i64
+    %df = arith.sitofp %d64 : i64 to f64
+    %t = arith.mulf %m, %df : f64
+    %t32 = arith.truncf %t : f64 to f32
+    %r = arith.addf %s, %t32 : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x6x8xf32>
+}

@@ -40,6 +40,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -142,6 +143,13 @@ private:
   // ---- the score of a (key, query-vector) pair -----------------------------
   struct Lanes;
   Value vectorizeScore(OpBuilder &b, Value s, Value key, int64_t chunk);
+  /// A scalar copy of `inner` with operands from `scalarOf` (tensor reads
+  /// become reads of their buffers).
+  Operation *cloneScalar(OpBuilder &b, Operation &inner,
+                         function_ref<Value(Value)> scalarOf);
+  /// Evaluates the score_mod ops that depend only on (b, h) and values from
+  /// outside once per query tile, into `tileInvariants`.
+  void hoistTileInvariants(OpBuilder &b);
   Value lanesVector(OpBuilder &b, Lanes &lanes, Value v);
 
   // ---- the kernel ----------------------------------------------------------
@@ -172,6 +180,8 @@ private:
   /// Per chunk: lane offsets clamped to the tile's rows (vector<W x index>)
   /// and the mask of the lanes that are rows of the tile.
   SmallVector<Value> clampedIota, laneValid;
+  /// score_mod values computed once per query tile.
+  DenseMap<Value, Value> tileInvariants;
   bool kernelStarted = false;
   Value iotaI32;
 };
@@ -257,6 +267,49 @@ Value KernelBuilder::lanesVector(OpBuilder &b, Lanes &lanes, Value v) {
   return vec;
 }
 
+Operation *KernelBuilder::cloneScalar(OpBuilder &b, Operation &inner,
+                                     function_ref<Value(Value)> scalarOf) {
+  if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
+    SmallVector<Value> idx;
+    for (Value v : extract.getIndices())
+      idx.push_back(scalarOf(v));
+    return memref::LoadOp::create(b, loc, bufferOf(extract.getTensor()), idx);
+  }
+  if (auto dim = dyn_cast<tensor::DimOp>(inner))
+    return memref::DimOp::create(b, loc, bufferOf(dim.getSource()),
+                                 scalarOf(dim.getIndex()));
+  IRMapping map;
+  for (Value v : inner.getOperands())
+    map.map(v, scalarOf(v));
+  return b.clone(inner, map);
+}
+
+void KernelBuilder::hoistTileInvariants(OpBuilder &b) {
+  tileInvariants.clear();
+  Region &region = op.getScoreMod();
+  if (region.empty())
+    return;
+  Block &block = region.front();
+  DenseMap<Value, Value> known = {{block.getArgument(1), bIdx},
+                                  {block.getArgument(2), hIdx}};
+  auto scalarOf = [&](Value v) -> Value {
+    if (!region.isAncestor(v.getParentRegion()))
+      return v;
+    return known.lookup(v);
+  };
+  for (Operation &inner : block.without_terminator()) {
+    if (!isPure(&inner) ||
+        !llvm::all_of(inner.getOperands(),
+                      [&](Value v) { return static_cast<bool>(scalarOf(v)); }))
+      continue;
+    Operation *clone = cloneScalar(b, inner, scalarOf);
+    for (auto [from, to] : llvm::zip(inner.getResults(), clone->getResults())) {
+      known[from] = to;
+      tileInvariants[from] = to;
+    }
+  }
+}
+
 /// Bias, score_mod and nothing else for the query rows of vector `chunk`
 /// against key `key`.
 Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
@@ -295,31 +348,21 @@ Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
   lanes.scalar[block.getArgument(2)] = hIdx;
   lanes.base[block.getArgument(3)] = add(b, qPos0, cIdx(b, chunk * w));
   lanes.scalar[block.getArgument(4)] = key;
+  for (auto [from, to] : tileInvariants)
+    lanes.scalar[from] = to;
   lanes.region = &region;
   auto scalarOf = [&](Value v) { return lanes.scalarOf(v); };
   auto uniform = [&](Value v) { return static_cast<bool>(scalarOf(v)); };
 
   for (Operation &inner : block.without_terminator()) {
+    if (inner.getNumResults() && tileInvariants.count(inner.getResult(0)))
+      continue;
     bool varying = llvm::any_of(inner.getOperands(),
                                 [&](Value v) { return !uniform(v); });
     if (!varying) {
-      // Uniform: evaluated once as scalars (tensor reads from the buffer).
-      IRMapping map;
-      for (Value v : inner.getOperands())
-        map.map(v, scalarOf(v));
-      Operation *clone;
-      if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
-        SmallVector<Value> idx;
-        for (Value v : extract.getIndices())
-          idx.push_back(scalarOf(v));
-        clone = memref::LoadOp::create(b, loc, bufferOf(extract.getTensor()),
-                                       idx);
-      } else if (auto dim = dyn_cast<tensor::DimOp>(inner)) {
-        clone = memref::DimOp::create(b, loc, bufferOf(dim.getSource()),
-                                      scalarOf(dim.getIndex()));
-      } else {
-        clone = b.clone(inner, map);
-      }
+      // Uniform across lanes: scalars (per key; what depends on the key
+      // neither is computed once per tile, see hoistTileInvariants).
+      Operation *clone = cloneScalar(b, inner, scalarOf);
       for (auto [from, to] :
            llvm::zip(inner.getResults(), clone->getResults()))
         lanes.scalar[from] = to;
@@ -788,6 +831,8 @@ void KernelBuilder::build() {
         memref::LoadOp::create(rw, loc, lenBuf, bIdx).getResult());
   kEnd = buildKeyEnd(rw, loc, lk, length,
                      op.getCausal() ? add(rw, qPos0, tq) : Value());
+
+  hoistTileInvariants(rw);
 
   // Scratch: Qᵀ (D × TQ), Oᵀ (Dv × TQ), Sᵀ (TK × TQ), m and l (TQ).
   auto dyn2 = MemRefType::get({ShapedType::kDynamic, opts.tileQ}, f32);
