@@ -7,7 +7,8 @@ eager module, and the machine's FMA peak.
 fp32, B=1, H=8, D=64, 2 threads, L in {256, ..., 8192}; every (implementation,
 L) runs in a fresh child process that builds the model, allocates inputs,
 warms up, then times --repeats calls (median) and records the peak resident
-memory above the level before the calls, minus the output ("extra").
+memory during them above the level after the warm-up (freed memory trimmed
+back to the system first), minus the output ("extra").
 Decode shapes (--decode): B=8, H=32, Hkv=8, D=128, Lq in {1, 4, 16} against
 Lk in {1024, 8192} with q_offset = Lk - Lq, causal, rpe vs SDPA (GQA, mask
 aligned to the bottom right).
@@ -29,6 +30,7 @@ as the host has, compiled with cc -O3 -march=native -fopenmp).
 """
 
 import argparse
+import ctypes
 import json
 import os
 import statistics
@@ -40,6 +42,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, HERE)
+
+from attention_bench import _reset_peak, _status, _torch_model  # noqa: E402
 
 B, H, D = 1, 8, 64
 THREADS = 2
@@ -63,19 +68,6 @@ LABELS = {
 
 # --------------------------------------------------------------------------
 # Child side: one measurement.
-
-def _status(field):
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) * 1024
-    raise KeyError(field)
-
-
-def _reset_peak():
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")
-
 
 def _swin_window(length):
     """A window height × width = L, as square as possible."""
@@ -225,8 +217,6 @@ def _build(impl, length, dec):
             with torch.no_grad():
                 return flex(q, k, v, score_mod=score_mod, scale=1.0)
     elif impl == "seed_eager":
-        sys.path.insert(0, HERE)
-        from attention_bench import _torch_model
         _, forward = _torch_model()
 
         def call():
@@ -241,6 +231,9 @@ def child(impl, length, repeats, dec):
     call, out_bytes = _build(impl, length, dec)
     call()  # warm-up (compiles FlexAttention)
     call()
+    # Hand memory freed by the warm-up back to the system, so that buffers a
+    # call allocates again count in the peak instead of reusing the heap.
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
     _reset_peak()
     base = _status("VmRSS")
     times = []
@@ -444,61 +437,52 @@ def main():
 
 def markdown(results, lengths, impls):
     rows = {(r["impl"], r["L"]): r for r in results["rows"]}
-    out = ["GFLOP/s (%% of the %.0f GFLOP/s FMA peak); causal rows count "
-           "half the FLOPs." % results["peak"], "",
-           "| implementation | " + " | ".join("L=%d" % n for n in lengths)
-           + " |", "|---|" + "---:|" * len(lengths)]
-    for impl in impls:
-        cells = []
-        for n in lengths:
-            r = rows.get((impl, n))
-            cells.append("—" if r is None or "gflops" not in r else
-                         "%.1f (%.0f%%)" % (r["gflops"],
-                                            100 * r["gflops"] / results["peak"]))
-        out.append("| %s | %s |" % (LABELS.get(impl, impl), " | ".join(cells)))
 
-    def ratio(a, b, n):
+    def header(first):
+        return ["| %s | " % first + " | ".join("L=%d" % n for n in lengths)
+                + " |", "|---|" + "---:|" * len(lengths)]
+
+    def cell(impl, n, key, fmt):
+        r = rows.get((impl, n))
+        return "—" if r is None or key not in r else fmt(r[key])
+
+    def time_ratio(a, b, n, fmt):
+        """time(b) / time(a) at length n."""
         ra, rb = rows.get((a, n)), rows.get((b, n))
         if not ra or not rb or "ms" not in ra or "ms" not in rb:
             return "—"
-        return "%.2f×" % (rb["ms"] / ra["ms"])
+        return fmt % (rb["ms"] / ra["ms"])
+
+    peak = results["peak"]
+    out = ["GFLOP/s (%% of the %.0f GFLOP/s FMA peak); causal rows count "
+           "half the FLOPs." % peak, ""] + header("implementation")
+    for impl in impls:
+        out.append("| %s | %s |" % (LABELS.get(impl, impl), " | ".join(
+            cell(impl, n, "gflops",
+                 lambda g: "%.1f (%.0f%%)" % (g, 100 * g / peak))
+            for n in lengths)))
     out += ["", "Speed ratios (time of the second / time of the first; > 1: "
-            "the first is faster):", "",
-            "| ratio | " + " | ".join("L=%d" % n for n in lengths) + " |",
-            "|---|" + "---:|" * len(lengths)]
-    pairs = [("rpe_t5", "sdpa_none"), ("rpe_t5", "sdpa_t5_mask"),
-             ("rpe_t5", "flex_t5"), ("rpe_t5", "seed_eager"),
-             ("rpe_none", "sdpa_none")]
-    for a, b in pairs:
+            "the first is faster):", ""] + header("ratio")
+    for a, b in [("rpe_t5", "sdpa_none"), ("rpe_t5", "sdpa_t5_mask"),
+                 ("rpe_t5", "flex_t5"), ("rpe_t5", "seed_eager"),
+                 ("rpe_none", "sdpa_none")]:
         out.append("| %s vs %s | %s |" % (LABELS[a], LABELS[b], " | ".join(
-            ratio(a, b, n) for n in lengths)))
-    out += ["", "Cost over rpe bias-free (time ratio):", "",
-            "| term | " + " | ".join("L=%d" % n for n in lengths) + " |",
-            "|---|" + "---:|" * len(lengths)]
+            time_ratio(a, b, n, "%.2f×") for n in lengths)))
+    out += ["", "Cost over rpe bias-free (time ratio):", ""] + header("term")
     for impl in ("rpe_t5", "rpe_clip", "rpe_alibi", "rpe_swin", "rpe_shaw",
                  "rpe_deberta"):
-        cells = []
-        for n in lengths:
-            a, b = rows.get(("rpe_none", n)), rows.get((impl, n))
-            cells.append("%.3f" % (b["ms"] / a["ms"]) if a and b and "ms" in a
-                         and "ms" in b else "—")
-        out.append("| %s | %s |" % (LABELS[impl], " | ".join(cells)))
-    cells = []
-    for n in lengths:
-        a, b = rows.get(("rpe_t5", n)), rows.get(("rpe_t5_causal", n))
-        cells.append("%.3f" % (b["ms"] / a["ms"]) if a and b and "ms" in a
-                     and "ms" in b else "—")
-    out.append("| T5 causal / T5 | %s |" % " | ".join(cells))
-    out += ["", "Extra memory (MiB, peak above the inputs and output):", "",
-            "| implementation | " + " | ".join("L=%d" % n for n in lengths)
-            + " |", "|---|" + "---:|" * len(lengths)]
+        out.append("| %s | %s |" % (LABELS[impl], " | ".join(
+            time_ratio("rpe_none", impl, n, "%.3f") for n in lengths)))
+    out.append("| T5 causal / T5 | %s |" % " | ".join(
+        time_ratio("rpe_t5", "rpe_t5_causal", n, "%.3f") for n in lengths))
+    out += ["", "Extra memory (MiB): peak resident memory during the timed "
+            "calls above the level after the warm-up (heap trimmed), minus "
+            "the output:",
+            ""] + header("implementation")
     for impl in impls:
-        cells = []
-        for n in lengths:
-            r = rows.get((impl, n))
-            cells.append("—" if r is None or "extra_mib" not in r else
-                         "%.1f" % r["extra_mib"])
-        out.append("| %s | %s |" % (LABELS.get(impl, impl), " | ".join(cells)))
+        out.append("| %s | %s |" % (LABELS.get(impl, impl), " | ".join(
+            cell(impl, n, "extra_mib", lambda m: "%.1f" % m)
+            for n in lengths)))
     if results["decode"]:
         out += ["", "Decode (B=8, H=32, Hkv=8, D=128, causal, q_offset = Lk − "
                 "Lq), ms:", "", "| Lq | Lk | rpe | SDPA | rpe vs SDPA |",
