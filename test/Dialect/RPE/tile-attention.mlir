@@ -47,9 +47,9 @@ func.func @structure(%q: tensor<2x4x100x64xf32>, %k: tensor<2x2x130x64xf32>, %v:
 // CHECK: %[[QP:.*]] = arith.addi %{{.*}}, %[[OFF]] : index
 // CHECK: %[[L32:.*]] = tensor.extract %[[LEN]][%[[B]]] : tensor<1xi32>
 // CHECK: %[[LI:.*]] = arith.index_cast %[[L32]] : i32 to index
-// CHECK: %[[LPOS:.*]] = arith.maxsi %[[LI]], %{{.*}} : index
+// CHECK-DAG: %[[LAST:.*]] = arith.addi %[[QP]], %{{.*}} : index
+// CHECK-DAG: %[[LPOS:.*]] = arith.maxsi %[[LI]], %{{.*}} : index
 // CHECK: %[[E1:.*]] = arith.minsi %[[LPOS]], %{{.*}} : index
-// CHECK: %[[LAST:.*]] = arith.addi %[[QP]], %{{.*}} : index
 // CHECK: %[[CPOS:.*]] = arith.maxsi %[[LAST]], %{{.*}} : index
 // CHECK: %[[END:.*]] = arith.minsi %[[E1]], %[[CPOS]] : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[END]] step

@@ -88,12 +88,12 @@ func.func @toeplitz(%q: tensor<1x2x60x8xf32>, %k: tensor<1x2x70x8xf32>, %t: tens
 
 // The Shaw / DeBERTa gather trick: the projection is gathered along the
 // query lanes (masked to the rows of the tile) with the bucket from a
-// diagonal; a non-Toeplitz bucket (window2d) is computed lane by lane.
+// head-independent diagonal table (1 × (Lq + Lk - 1 + tile-q)); a
+// non-Toeplitz bucket (window2d) is computed lane by lane.
 // CHECK-LABEL: func.func @gather_and_lanes
-// CHECK: %[[BD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?xi32>)
+// CHECK: %[[BD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xindex>)
 // CHECK: scf.forall
-// CHECK: %[[BK:.*]] = vector.load %{{.*}}[%{{.*}}] : memref<?xi32>, vector<8xi32>
-// CHECK: arith.index_cast %[[BK]] : vector<8xi32> to vector<8xindex>
+// CHECK: %[[BK:.*]] = vector.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xindex>, vector<8xindex>
 // CHECK: vector.gather %{{.*}}[%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<60xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // CHECK-COUNT-8: rpe.bucket %{{.*}}, %{{.*}} by window2d<height = 2, width = 3>
 // CHECK: vector.from_elements {{.*}} : vector<8xindex>
@@ -154,21 +154,46 @@ func.func @region_in_score_mod(%q: tensor<1x1x4x8xf32>, %c: i1) -> tensor<1x1x4x
 
 // -----
 
-// score_mod values that depend only on (b, h) (an ALiBi-style slope read)
-// are computed once per query tile, before the kernel's specialisations;
-// the key-dependent rest is vector arithmetic along the query lanes.
+// score_mod values that depend only on (b, h) (a per-head temperature read
+// from a tensor) are computed once per query tile, before the kernel's
+// specialisations, not per score vector.
 // CHECK-LABEL: func.func @tile_invariant
-// CHECK-SAME: (%{{.*}}: tensor<1x2x6x8xf32>, %[[S:.*]]: tensor<2xf64>)
+// CHECK-SAME: (%{{.*}}: tensor<1x2x6x8xf32>, %[[S:.*]]: tensor<2xf32>)
 // CHECK: %[[SB:.*]] = bufferization.to_buffer %[[S]] read_only
 // CHECK: scf.forall (%{{.*}}, %[[H:.*]], %{{.*}}) in
-// CHECK: %[[M:.*]] = memref.load %[[SB]][%[[H]]] : memref<2xf64>
+// CHECK: %[[M:.*]] = memref.load %[[SB]][%[[H]]] : memref<2xf32>
 // CHECK: scf.index_switch
 // CHECK-NOT: memref.load %[[SB]]
-// CHECK: vector.broadcast %[[M]] : f64 to vector<8xf64>
-// CHECK: arith.mulf %{{.*}}, %{{.*}} : vector<8xf64>
+// CHECK: vector.broadcast %[[M]] : f32 to vector<8xf32>
 // CHECK-NOT: memref.load %[[SB]]
 // CHECK: return
-func.func @tile_invariant(%q: tensor<1x2x6x8xf32>, %slopes: tensor<2xf64>) -> tensor<1x2x6x8xf32> {
+func.func @tile_invariant(%q: tensor<1x2x6x8xf32>, %temp: tensor<2xf32>) -> tensor<1x2x6x8xf32> {
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x6x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %t = tensor.extract %temp[%h] : tensor<2xf32>
+    %r = arith.mulf %s, %t : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x6x8xf32>
+}
+
+// -----
+
+// A term that depends on the positions only through i - j (here ALiBi's
+// slope · (j - i), in f64, the way rpe-fuse-attention writes it) is
+// tabulated once per (head, diagonal) with its own arithmetic; the kernel
+// reads one contiguous vector of the table per score vector and does no
+// f64 arithmetic.
+// CHECK-LABEL: func.func @diagonal_term
+// CHECK: %[[T:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f64
+// CHECK: %[[TB:.*]] = bufferization.to_buffer %[[T]] read_only
+// CHECK: scf.forall
+// CHECK-NOT: f64
+// CHECK: vector.load %[[TB]][%{{.*}}, %{{.*}}] : memref<?x?xf32>, vector<8xf32>
+// CHECK-NOT: f64
+// CHECK: return
+func.func @diagonal_term(%q: tensor<1x2x6x8xf32>, %slopes: tensor<2xf64>) -> tensor<1x2x6x8xf32> {
   %0 = rpe.attention %q, %q, %q : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x6x8xf32> {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
     %m = tensor.extract %slopes[%h] : tensor<2xf64>

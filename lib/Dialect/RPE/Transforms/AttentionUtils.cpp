@@ -1,32 +1,22 @@
 //===- AttentionUtils.cpp - helpers shared by the attention kernels -------===//
 
 #include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
+#include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
 #include "rpe/Conversion/RPEToLinalg/LinalgBuilders.h"
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
-
-#include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
 using namespace mlir::rpe;
 
 namespace {
-
-/// The Toeplitz bucket `%i, %j` with `%i`, `%j` the region's query and key
-/// arguments, or null.
-BucketOp toeplitzBucketOf(Value v, Block &block) {
-  auto bucket = v.getDefiningOp<BucketOp>();
-  if (!bucket || bucket->getBlock() != &block ||
-      !bucket.getBucketing().isToeplitz() ||
-      bucket.getI() != block.getArgument(3) ||
-      bucket.getJ() != block.getArgument(4))
-    return BucketOp();
-  return bucket;
-}
 
 /// Length `Lq + Lk - 1 + padding` of a diagonal.
 Value diagonalLength(OpBuilder &b, AttentionOp op, int64_t padding) {
@@ -38,66 +28,100 @@ Value diagonalLength(OpBuilder &b, AttentionOp op, int64_t padding) {
                                indexConst(b, loc, padding - 1));
 }
 
-/// `i - j + shift` at the insertion point.
-Value diagonalIndex(OpBuilder &b, Location loc, Block &block, Value shift) {
-  Value d = arith::SubIOp::create(b, loc, block.getArgument(3),
-                                  block.getArgument(4));
-  return arith::AddIOp::create(b, loc, d, shift);
+} // namespace
+
+namespace {
+
+/// How a score_mod value depends on the region's arguments.
+enum class Dependence { None, Head, Diagonal, Other };
+
+/// Whether `op` is `i - j`, `j - i` or a Toeplitz `rpe.bucket(i, j)` of the
+/// region's query and key arguments: a function of the diagonal.
+bool isDiagonalLeaf(Operation &op, Block &block) {
+  Value i = block.getArgument(3), j = block.getArgument(4);
+  if (auto sub = dyn_cast<arith::SubIOp>(op))
+    return (sub.getLhs() == i && sub.getRhs() == j) ||
+           (sub.getLhs() == j && sub.getRhs() == i);
+  auto bucket = dyn_cast<BucketOp>(op);
+  return bucket && bucket.getBucketing().isToeplitz() && bucket.getI() == i &&
+         bucket.getJ() == j;
+}
+
+/// The ops of `block` that `root` depends on, in block order.
+SmallVector<Operation *> backwardSlice(Value root, Block &block) {
+  DenseSet<Operation *> seen;
+  SmallVector<Value> worklist = {root};
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != &block || !seen.insert(def).second)
+      continue;
+    if (!isDiagonalLeaf(*def, block))
+      llvm::append_range(worklist, def->getOperands());
+  }
+  SmallVector<Operation *> slice;
+  for (Operation &op : block)
+    if (seen.count(&op))
+      slice.push_back(&op);
+  return slice;
 }
 
 } // namespace
 
-int64_t mlir::rpe::hoistToeplitzLookups(RewriterBase &rewriter, AttentionOp op,
-                                        int64_t padding,
-                                        SmallVectorImpl<Value> *diagonals) {
+int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
+                                      int64_t padding,
+                                      SmallVectorImpl<Value> *tables) {
   Region &region = op.getScoreMod();
   if (region.empty())
     return 0;
   Block &block = region.front();
-  Value hArg = block.getArgument(2);
-  SmallVector<tensor::ExtractOp> lookups;
-  for (auto extract : block.getOps<tensor::ExtractOp>()) {
-    if (extract.getIndices().size() != 2 ||
-        !toeplitzBucketOf(extract.getIndices()[0], block) ||
-        extract.getIndices()[1] != hArg ||
-        region.isAncestor(extract.getTensor().getParentRegion()))
+  Value hArg = block.getArgument(2), iArg = block.getArgument(3),
+        jArg = block.getArgument(4);
+
+  // Classify every value; the arguments other than h vary per element.
+  DenseMap<Value, Dependence> dependence;
+  for (unsigned a : {0u, 1u, 3u, 4u})
+    dependence[block.getArgument(a)] = Dependence::Other;
+  dependence[hArg] = Dependence::Head;
+  auto dependenceOf = [&](Value v) {
+    auto it = dependence.find(v);
+    return it == dependence.end() ? Dependence::None : it->second;
+  };
+  for (Operation &inner : block.without_terminator()) {
+    Dependence d = Dependence::None;
+    if (isDiagonalLeaf(inner, block))
+      d = Dependence::Diagonal;
+    else if (!isPure(&inner) || inner.getNumRegions() != 0)
+      d = Dependence::Other;
+    else
+      for (Value v : inner.getOperands())
+        d = std::max(d, dependenceOf(v));
+    for (Value r : inner.getResults())
+      dependence[r] = d;
+  }
+
+  // Roots: diagonal values used by per-element ops (or yielded). Index values
+  // are tabulated only when they hold a bucket: `i - j + c` is cheaper as it
+  // is than as a table.
+  SetVector<Value> roots;
+  for (Operation &user : block) {
+    bool perElement = user.hasTrait<OpTrait::IsTerminator>() ||
+                      llvm::any_of(user.getResults(), [&](Value r) {
+                        return dependenceOf(r) == Dependence::Other;
+                      });
+    if (!perElement)
       continue;
-    lookups.push_back(extract);
+    for (Value v : user.getOperands()) {
+      if (dependenceOf(v) != Dependence::Diagonal ||
+          !v.getType().isIntOrIndexOrFloat())
+        continue;
+      SmallVector<Operation *> slice = backwardSlice(v, block);
+      if (!v.getType().isIntOrFloat() &&
+          llvm::none_of(slice, [](Operation *o) { return isa<BucketOp>(o); }))
+        continue;
+      roots.insert(v);
+    }
   }
-  if (lookups.empty())
-    return 0;
-
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(op);
-  Value shift = buildDiagonalShift(rewriter, op);
-  for (tensor::ExtractOp extract : lookups) {
-    rewriter.setInsertionPoint(op);
-    auto bucketing =
-        extract.getIndices()[0].getDefiningOp<BucketOp>().getBucketing();
-    Value diag = buildToeplitzDiagonal(rewriter, op, extract.getTensor(),
-                                       bucketing, padding);
-    if (diagonals)
-      diagonals->push_back(diag);
-    rewriter.setInsertionPoint(extract);
-    Value r = diagonalIndex(rewriter, extract.getLoc(), block, shift);
-    rewriter.replaceOpWithNewOp<tensor::ExtractOp>(extract, diag,
-                                                   ValueRange{hArg, r});
-  }
-  return lookups.size();
-}
-
-int64_t mlir::rpe::hoistToeplitzBuckets(RewriterBase &rewriter, AttentionOp op,
-                                        int64_t padding,
-                                        SmallVectorImpl<Value> *diagonals) {
-  Region &region = op.getScoreMod();
-  if (region.empty())
-    return 0;
-  Block &block = region.front();
-  SmallVector<BucketOp> buckets;
-  for (auto bucket : block.getOps<BucketOp>())
-    if (toeplitzBucketOf(bucket.getResult(), block))
-      buckets.push_back(bucket);
-  if (buckets.empty())
+  if (roots.empty())
     return 0;
 
   Location loc = op.getLoc();
@@ -106,29 +130,58 @@ int64_t mlir::rpe::hoistToeplitzBuckets(RewriterBase &rewriter, AttentionOp op,
   Value shift = buildDiagonalShift(rewriter, op);
   Value length = diagonalLength(rewriter, op, padding);
   Value zero = indexConst(rewriter, loc, 0);
-  Type i32 = rewriter.getI32Type();
-  for (BucketOp bucket : buckets) {
+  for (Value root : roots) {
+    SmallVector<Operation *> slice = backwardSlice(root, block);
+    bool perHead = llvm::any_of(slice, [&](Operation *o) {
+      return llvm::is_contained(o->getOperands(), hArg);
+    });
+    // table[h, r] = root at h and i - j = r - shift.
     rewriter.setInsertionPoint(op);
-    auto bucketing = bucket.getBucketing();
-    Value init = emptyTensor(rewriter, loc, {length}, i32);
-    Value diag = generic(
-        rewriter, loc, {}, {}, init, rewriter.getMultiDimIdentityMap(1), {kPar},
-        [&](OpBuilder &b, Location l, ValueRange) {
-          Value r = loopIndices(b, l, 1)[0];
-          Value d = arith::SubIOp::create(b, l, r, shift);
-          Value index = bucketing.buildBucket(b, l, d, zero);
-          yieldValue(b, l, arith::IndexCastOp::create(b, l, i32, index));
+    Value rows =
+        perHead ? dimValue(rewriter, loc, op.getQ(), 1) : indexConst(rewriter, loc, 1);
+    Value init = emptyTensor(rewriter, loc, {rows, length}, root.getType());
+    Value table = generic(
+        rewriter, loc, {}, {}, init, rewriter.getMultiDimIdentityMap(2),
+        {kPar, kPar}, [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> idx = loopIndices(b, l, 2);
+          Value d = arith::SubIOp::create(b, l, idx[1], shift); // i - j
+          IRMapping map;
+          map.map(hArg, idx[0]);
+          for (Operation *o : slice) {
+            if (auto bucket = dyn_cast<BucketOp>(o)) {
+              map.map(bucket.getResult(),
+                      bucket.getBucketing().buildBucket(b, l, d, zero));
+            } else if (auto sub = dyn_cast<arith::SubIOp>(o);
+                       sub && isDiagonalLeaf(*o, block)) {
+              map.map(sub.getResult(),
+                      sub.getLhs() == iArg
+                          ? d
+                          : arith::SubIOp::create(b, l, zero, d).getResult());
+            } else {
+              b.clone(*o, map);
+            }
+          }
+          yieldValue(b, l, map.lookup(root));
         });
-    if (diagonals)
-      diagonals->push_back(diag);
-    rewriter.setInsertionPoint(bucket);
-    Location bl = bucket.getLoc();
-    Value r = diagonalIndex(rewriter, bl, block, shift);
-    Value value = tensor::ExtractOp::create(rewriter, bl, diag, r);
-    rewriter.replaceOpWithNewOp<arith::IndexCastOp>(
-        bucket, rewriter.getIndexType(), value);
+    if (tables)
+      tables->push_back(table);
+    // root -> table[h or 0, i - j + shift], right after its definition.
+    rewriter.setInsertionPointAfterValue(root);
+    Location rl = root.getLoc();
+    Value r = arith::AddIOp::create(
+        rewriter, rl, arith::SubIOp::create(rewriter, rl, iArg, jArg), shift);
+    Value lookup = tensor::ExtractOp::create(
+        rewriter, rl, table, ValueRange{perHead ? hArg : zero, r});
+    rewriter.replaceAllUsesWith(root, lookup);
   }
-  return buckets.size();
+  // The tabulated ops are dead now.
+  SmallVector<Operation *> ops;
+  for (Operation &inner : block.without_terminator())
+    ops.push_back(&inner);
+  for (Operation *inner : llvm::reverse(ops))
+    if (inner->use_empty() && isPure(inner))
+      rewriter.eraseOp(inner);
+  return roots.size();
 }
 
 Value mlir::rpe::buildDiagonalShift(OpBuilder &b, AttentionOp op) {

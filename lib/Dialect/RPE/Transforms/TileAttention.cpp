@@ -71,7 +71,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (options.tileQ <= 0 || options.tileK <= 0)
       return rewriter.notifyMatchFailure(op, "tile sizes must be positive");
-    int64_t hoisted = hoistToeplitzLookups(rewriter, op);
+    int64_t hoisted = hoistToeplitzTerms(rewriter, op);
     if (numToeplitz)
       *numToeplitz += hoisted;
 

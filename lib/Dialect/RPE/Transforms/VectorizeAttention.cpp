@@ -743,8 +743,7 @@ void KernelBuilder::build() {
   // Hoist Toeplitz lookups and buckets into padded diagonals: the lanes of a
   // tile read up to TQ entries past the last row.
   SmallVector<Value> diagonals;
-  hoistToeplitzLookups(rw, op, opts.tileQ, &diagonals);
-  hoistToeplitzBuckets(rw, op, opts.tileQ, &diagonals);
+  hoistToeplitzTerms(rw, op, opts.tileQ, &diagonals);
   paddedTables.insert(diagonals.begin(), diagonals.end());
 
   Value q = op.getQ(), k = op.getK(), v = op.getV();

@@ -47,27 +47,22 @@ Value buildToeplitzDiagonal(OpBuilder &b, AttentionOp op, Value table,
 /// `Lk - 1 - q_offset`: the shift of buildToeplitzDiagonal's index.
 Value buildDiagonalShift(OpBuilder &b, AttentionOp op);
 
-/// Replaces Toeplitz table lookups in `score_mod` by a per-head diagonal
-/// vector built once before `op`: `tensor.extract %T[rpe.bucket(%i, %j), %h]`
-/// becomes `tensor.extract %diag[%h, %i - %j + shift]` with
-/// `shift = Lk - 1 - q_offset` and `diag[h, r] = T[bucket(r - shift, 0), h]`
-/// (the bucket depends on i - j only). The diagonal has `Lq + Lk - 1 +
-/// padding` entries per head: `padding` extra entries let a vector kernel
-/// read past the last query row without a mask. The new diagonals are
-/// appended to `diagonals` when given. Returns the number of lookups
-/// replaced.
-int64_t hoistToeplitzLookups(RewriterBase &rewriter, AttentionOp op,
-                             int64_t padding = 0,
-                             SmallVectorImpl<Value> *diagonals = nullptr);
-
-/// Replaces every remaining `rpe.bucket(%i, %j)` with a Toeplitz bucketing in
-/// `score_mod` (for instance the gather index of the Shaw and DeBERTa terms)
-/// by a lookup in an i32 vector of buckets along the diagonal, built once:
-/// `index_cast(tensor.extract %bdiag[%i - %j + shift])`, with the same shift
-/// and padding as hoistToeplitzLookups. Returns the number replaced.
-int64_t hoistToeplitzBuckets(RewriterBase &rewriter, AttentionOp op,
-                             int64_t padding = 0,
-                             SmallVectorImpl<Value> *diagonals = nullptr);
+/// Tabulates the Toeplitz terms of `score_mod` along the diagonal: every
+/// value that depends on the query and key positions only through `i - j`
+/// (`arith.subi` of them, a Toeplitz `rpe.bucket(%i, %j)`), and otherwise on
+/// `%h` and values from outside, and that feeds a per-element op — a T5 /
+/// clip / log bias lookup, an ALiBi term, their sums, the bucket index of the
+/// Shaw and DeBERTa gathers — is computed once per (head, diagonal) before
+/// `op` by a `linalg.generic` (exact bucket arithmetic and element types),
+/// and read in `score_mod` as `tensor.extract %table[%h, %i - %j + shift]`
+/// (`[0, ...]` when it does not depend on the head), with `shift = Lk - 1 -
+/// q_offset`. Tables hold `Lq + Lk - 1 + padding` entries per row: `padding`
+/// lets a vector kernel read past the last query row without a mask. New
+/// tables are appended to `tables` when given. Returns how many terms were
+/// tabulated.
+int64_t hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
+                           int64_t padding = 0,
+                           SmallVectorImpl<Value> *tables = nullptr);
 
 } // namespace rpe
 } // namespace mlir

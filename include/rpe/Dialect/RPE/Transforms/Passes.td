@@ -64,12 +64,14 @@ def RPETileAttentionPass : Pass<"rpe-tile-attention"> {
     inlined `score_mod` region, masks and `rel_values` are computed per
     tile: no tensor of size Lq×Lk is created. Causal tiles above the
     diagonal and keys beyond `key_lengths[b]` are never visited; fully
-    masked rows give 0. Toeplitz bias lookups in `score_mod`
-    (`tensor.extract %table[rpe.bucket(%i, %j), %h]` with a bucketing that
-    depends on `i - j` only) are replaced by a per-head diagonal vector of
-    length Lq + q_offset + Lk - 1 built once, so the inner loop computes no
-    bucket (and no logarithm). The result is target-neutral IR (linalg, scf,
-    tensor, arith, math) for the CPU and GPU pipelines.
+    masked rows give 0. Toeplitz terms of `score_mod` — values that depend
+    on the positions only through `i - j` (a Toeplitz `rpe.bucket(%i, %j)`
+    or `arith.subi` of them), e.g. a T5 / clip / log table lookup, an ALiBi
+    term, their sums, a Shaw / DeBERTa gather index — are tabulated once per
+    (head, diagonal) in a table of Lq + Lk - 1 entries per head, so the
+    inner loop computes no bucket (and no logarithm) and reads one value.
+    The result is target-neutral IR (linalg, scf, tensor, arith, math) for
+    the CPU and GPU pipelines.
   }];
   let options = [
     Option<"tileQ", "tile-q", "int64_t", /*default=*/"64",
@@ -84,8 +86,8 @@ def RPETileAttentionPass : Pass<"rpe-tile-attention"> {
   ];
   let statistics = [
     Statistic<"numTiled", "num-tiled", "Number of attention ops tiled">,
-    Statistic<"numToeplitz", "num-toeplitz-lookups",
-              "Toeplitz table lookups replaced by a diagonal vector">,
+    Statistic<"numToeplitz", "num-toeplitz-terms",
+              "Toeplitz score_mod terms tabulated along the diagonal">,
   ];
 }
 
@@ -110,10 +112,11 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
     (`scf.index_switch`), so short queries (decode) compute no padding.
 
     `score_mod` is evaluated on vectors of query rows: element-wise arith and
-    math ops become vector ops, Toeplitz table lookups and buckets read
-    contiguous vectors of padded diagonals built once (see
-    rpe-tile-attention), other tensor reads become masked gathers, anything
-    else runs per lane. `rel_values` with a Toeplitz bucketing reads a
+    math ops become vector ops, Toeplitz terms read contiguous vectors of
+    diagonal tables built once (as in rpe-tile-attention, padded by tile-q
+    entries so that no read needs a mask), values that depend only on the
+    head are computed once per tile, other tensor reads become masked
+    gathers, anything else runs per lane. `rel_values` with a Toeplitz bucketing reads a
     transposed diagonal of the table (Dv × (Lq + Lk - 1 + tile-q)).
     Causal keys are masked per vector with a lane comparison; tiles past
     the diagonal and keys past `key_lengths[b]` are never visited. Causal
