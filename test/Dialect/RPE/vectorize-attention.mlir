@@ -18,6 +18,7 @@
 // CHECK-LABEL: func.func @structure
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x4x100x64xf32>, %[[K:.*]]: tensor<2x2x130x64xf32>, %[[V:.*]]: tensor<2x2x130x32xf32>)
 // CHECK-NOT: 100x130
+// CHECK-DAG: %[[FLUSH:.*]] = arith.constant dense<-6.400000e+01> : vector<8xf32>
 // CHECK-DAG: %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only : tensor<2x4x100x64xf32> to memref<2x4x100x64xf32>
 // CHECK-DAG: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
 // CHECK-DAG: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
@@ -35,7 +36,12 @@
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<8xf32>
 // CHECK: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
+// exp of scores more than 64 below the running max is flushed to 0 (no
+// denormals in the P·V FMAs).
+// CHECK: %[[X:.*]] = arith.subf %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: math.fma
+// CHECK: %[[TINY:.*]] = arith.cmpf olt, %[[X]], %[[FLUSH]] : vector<8xf32>
+// CHECK: arith.select %[[TINY]], %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
 // CHECK: memref.load %[[VB]]
 // CHECK: vector.fma
 // CHECK: default {
