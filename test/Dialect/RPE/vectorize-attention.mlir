@@ -213,3 +213,33 @@ func.func @diagonal_term(%q: tensor<1x2x6x8xf32>, %slopes: tensor<2xf64>) -> ten
   }
   return %0 : tensor<1x2x6x8xf32>
 }
+
+// -----
+
+// Plain attention (no score terms): when the rows of all query heads that
+// share a kv head fit one tile (Lq · H/Hkv <= tile-q: decode), one tile per
+// (batch, kv head) packs them (packed row p: head hk·4 + p / Lq, row
+// p mod Lq), so K and V are read once per kv head; the causal mask compares
+// each lane's own position. Otherwise, one head per tile.
+// CHECK-LABEL: func.func @grouped_decode
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x8x?x16xf32>, %[[K:.*]]: tensor<1x2x?x16xf32>, %[[OFF:.*]]: index)
+// CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
+// CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
+// CHECK: %[[LQ:.*]] = tensor.dim %[[Q]], %{{.*}} : tensor<1x8x?x16xf32>
+// CHECK: %[[ROWS:.*]] = arith.muli %[[LQ]], %{{.*}} : index
+// CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[ROWS]], %[[C16]] : index
+// CHECK: %[[SOME:.*]] = arith.cmpi ugt, %[[LQ]], %{{.*}} : index
+// CHECK: %[[GROUPED:.*]] = arith.andi %[[FITS]], %[[SOME]] : i1
+// CHECK: scf.if %[[GROUPED]] {
+// CHECK: scf.forall (%{{.*}}, %[[HK:.*]], %{{.*}}) in (%{{.*}}, %{{.*}}, %{{.*}}) {
+// CHECK: arith.divui %{{.*}}, %[[LQ]] : index
+// CHECK: arith.remui %{{.*}}, %[[LQ]] : index
+// CHECK: arith.remui %{{.*}}, %{{.*}} : vector<8xindex>
+// CHECK: arith.cmpi sgt, %{{.*}}, %{{.*}} : vector<8xindex>
+// CHECK: } else {
+// CHECK: scf.forall
+// CHECK: arith.cmpi sgt, %{{.*}}, %{{.*}} : vector<8xi32>
+func.func @grouped_decode(%q: tensor<1x8x?x16xf32>, %k: tensor<1x2x?x16xf32>, %off: index) -> tensor<1x8x?x16xf32> {
+  %0 = rpe.attention %q, %k, %k q_offset(%off) causal : tensor<1x8x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x8x?x16xf32>
+  return %0 : tensor<1x8x?x16xf32>
+}

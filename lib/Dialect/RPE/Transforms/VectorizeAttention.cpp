@@ -162,6 +162,15 @@ private:
 
   // ---- the kernel ----------------------------------------------------------
   void buildTile(OpBuilder &b, int64_t numChunks);
+  /// The parallel loop over (batch, head, query tile), or over (batch, kv
+  /// head) with grouped tiles, and everything in it.
+  scf::ForallOp buildForall(bool groupedTiles);
+  /// (query head, row) of packed row `p` of a grouped tile.
+  std::pair<Value, Value> groupedRow(OpBuilder &b, Value p) {
+    Value h = add(b, mul(b, hkIdx, group),
+                  arith::DivUIOp::create(b, loc, p, lq).getResult());
+    return {h, arith::RemUIOp::create(b, loc, p, lq)};
+  }
   SmallVector<Value> buildKeyBlock(OpBuilder &b, int64_t numChunks,
                                    int64_t keys, Value k0, Value jb,
                                    ValueRange tileMax);
@@ -181,13 +190,19 @@ private:
   DenseSet<Value> paddedTables;
 
   // Sizes and per-tile values (valid while building the body).
-  Value batch, heads, lq, headDim, lk, valueDim, group, scale;
+  Value batch, heads, kvHeads, lq, headDim, lk, valueDim, group, scale;
   Value qBuf, kBuf, vBuf, biasBuf, lenBuf, relDiagBuf, relBuf, outBuf;
   Value bIdx, hIdx, hkIdx, q0, tq, qPos0, kEnd, relShift;
   Value qT, oT, sT, mBuf, lBuf;
   /// Per chunk: lane offsets clamped to the tile's rows (vector<W x index>)
   /// and the mask of the lanes that are rows of the tile.
   SmallVector<Value> clampedIota, laneValid;
+  /// Grouped tiles: one tile holds the Lq rows of each of the `group` query
+  /// heads that share a kv head (packed row p: head hk·group + p / Lq, row
+  /// p mod Lq), so K and V are read once per kv head and a short query
+  /// (decode) fills the vectors. Per chunk: the lanes' query positions.
+  bool grouped = false;
+  SmallVector<Value> groupedPos;
   /// score_mod values computed once per query tile.
   DenseMap<Value, Value> tileInvariants;
   bool kernelStarted = false;
@@ -499,7 +514,12 @@ SmallVector<Value> KernelBuilder::buildKeyBlock(OpBuilder &b, int64_t numChunks,
     Value key = add(b, k0, row);
     for (int64_t c = 0; c < numChunks; ++c) {
       Value s = vectorizeScore(b, dLoop.getResult(r * numChunks + c), key, c);
-      if (op.getCausal()) {
+      if (op.getCausal() && grouped) {
+        Value hidden =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                  bcast(b, key), groupedPos[c]);
+        s = arith::SelectOp::create(b, loc, hidden, splat(b, kNegInf), s);
+      } else if (op.getCausal()) {
         // Lane l (query position qPos0 + c·W + l) sees the key when
         // key <= qPos0 + c·W + l, i.e. l >= key - qPos0 - c·W.
         Value first = sub(b, key, add(b, qPos0, cIdx(b, c * w)));
@@ -609,6 +629,14 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
       b, loc,
       DenseElementsAttr::get(VectorType::get({w}, b.getI32Type()),
                              ArrayRef<int32_t>(iota32)));
+  groupedPos.clear();
+  for (int64_t c = 0; c < numChunks && grouped; ++c) {
+    // Position of packed row c·W + l: q_offset + (c·W + l) mod Lq.
+    Value p = arith::AddIOp::create(b, loc, iota, bcast(b, cIdx(b, c * w)));
+    Value row = arith::RemUIOp::create(b, loc, p, bcast(b, lq));
+    groupedPos.push_back(
+        arith::AddIOp::create(b, loc, row, bcast(b, qPos0)).getResult());
+  }
   for (int64_t c = 0; c < numChunks; ++c) {
     // Rows of this vector in the tile: lane < tq - c·W.
     Value rowsLeft = sub(b, tq, cIdx(b, c * w));
@@ -729,14 +757,16 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
             arith::CmpFOp::create(ib, loc, arith::CmpFPredicate::OEQ, l, zero);
         Value inv = arith::DivFOp::create(ib, loc, f32Const(ib, loc, 1.0), l);
         inv = arith::SelectOp::create(ib, loc, empty, zero, inv);
-        Value row = add(ib, q0, i);
+        Value head = hIdx, row = add(ib, q0, i);
+        if (grouped)
+          std::tie(head, row) = groupedRow(ib, i);
         scf::ForOp::create(
             ib, loc, cIdx(ib, 0), valueDim, cIdx(ib, 1), ValueRange{},
             [&](OpBuilder &eb, Location, Value e, ValueRange) {
               Value o = memref::LoadOp::create(eb, loc, oT, ValueRange{e, i});
               o = arith::MulFOp::create(eb, loc, o, inv);
               memref::StoreOp::create(eb, loc, castFloat(eb, loc, o, outType),
-                                      outBuf, ValueRange{bIdx, hIdx, row, e});
+                                      outBuf, ValueRange{bIdx, head, row, e});
               scf::YieldOp::create(eb, loc);
             });
         scf::YieldOp::create(ib, loc);
@@ -744,12 +774,10 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
 }
 
 void KernelBuilder::build() {
-  int64_t w = opts.vectorWidth;
-  int64_t maxChunks = opts.tileQ / w;
   rw.setInsertionPoint(op);
 
-  // Hoist Toeplitz lookups and buckets into padded diagonals: the lanes of a
-  // tile read up to TQ entries past the last row.
+  // Toeplitz terms into padded diagonal tables: the lanes of a tile read up
+  // to TQ entries past the last row.
   SmallVector<Value> diagonals;
   hoistToeplitzTerms(rw, op, opts.tileQ, &diagonals);
   paddedTables.insert(diagonals.begin(), diagonals.end());
@@ -761,6 +789,7 @@ void KernelBuilder::build() {
   lq = dims.lq;
   headDim = dims.headDim;
   lk = dims.lk;
+  kvHeads = dims.kvHeads;
   valueDim = dims.valueDim;
   group = dims.group;
   scale = dims.scale;
@@ -799,12 +828,65 @@ void KernelBuilder::build() {
   outBuf = memref::AllocOp::create(rw, loc, outType, dims.resultDynamicSizes,
                                    rw.getI64IntegerAttr(64));
 
-  Value tileQ = cIdx(rw, opts.tileQ);
-  Value numQTiles = arith::CeilDivUIOp::create(rw, loc, lq, tileQ);
   kernelStarted = true;
+  // Plain attention (no score terms) may pack the query heads of a kv head
+  // into one tile when all their rows fit (decode); else one head per tile.
+  Operation *kernel;
+  bool groupable = op.getScoreMod().empty() && !biasBuf && !relDiagBuf &&
+                   !relBuf;
+  if (groupable) {
+    // Lq > 0 too: the grouped rows divide by Lq (no query row: no tile).
+    Value rows = mul(rw, lq, group);
+    Value fit = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ule,
+                                      rows, cIdx(rw, opts.tileQ));
+    Value some = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, lq,
+                                       cIdx(rw, 0));
+    Value fits = arith::AndIOp::create(rw, loc, fit, some);
+    auto ifOp = scf::IfOp::create(rw, loc, fits, /*withElseRegion=*/true);
+    rw.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    buildForall(true);
+    rw.setInsertionPoint(ifOp.elseBlock()->getTerminator());
+    buildForall(false);
+    kernel = ifOp;
+  } else {
+    kernel = buildForall(false);
+  }
+
+  rw.setInsertionPointAfter(kernel);
+  Value result = bufferization::ToTensorOp::create(
+      rw, loc, resultType, outBuf, /*restrict=*/true, /*writable=*/true);
+  rw.replaceOp(op, result);
+
+  // exp as a polynomial on vectors (the kernel's own exps only).
+  RewritePatternSet patterns(rw.getContext());
+  populateMathPolynomialApproximationPatterns(
+      patterns, [](StringRef name) { return name == "exp" || name == "math.exp"; });
+  SmallVector<Operation *> exps(expOps.begin(), expOps.end());
+  (void)applyOpPatternsGreedily(exps, std::move(patterns));
+  // Without FMA hardware, llvm.fma would be a library call per lane.
+  if (!opts.useFMA) {
+    SmallVector<math::FmaOp> fmas;
+    kernel->walk([&](math::FmaOp f) { fmas.push_back(f); });
+    for (math::FmaOp f : fmas) {
+      rw.setInsertionPoint(f);
+      Value m = arith::MulFOp::create(rw, f.getLoc(), f.getA(), f.getB());
+      rw.replaceOpWithNewOp<arith::AddFOp>(f, m, f.getC());
+    }
+  }
+}
+
+scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
+  int64_t w = opts.vectorWidth;
+  int64_t maxChunks = opts.tileQ / w;
+  grouped = groupedTiles;
+  Value tileQ = cIdx(rw, opts.tileQ);
+  Value numQTiles = grouped ? cIdx(rw, 1)
+                            : arith::CeilDivUIOp::create(rw, loc, lq, tileQ)
+                                  .getResult();
   auto forall = scf::ForallOp::create(
-      rw, loc, ArrayRef<OpFoldResult>{batch, heads, numQTiles}, ValueRange{},
-      std::nullopt);
+      rw, loc,
+      ArrayRef<OpFoldResult>{batch, grouped ? kvHeads : heads, numQTiles},
+      ValueRange{}, std::nullopt);
   rw.setInsertionPointToStart(forall.getBody());
   auto scope = memref::AllocaScopeOp::create(rw, loc, TypeRange{});
   Block *scopeBody = rw.createBlock(&scope.getBodyRegion());
@@ -814,9 +896,9 @@ void KernelBuilder::build() {
 
   SmallVector<Value> ivs = forall.getInductionVars();
   bIdx = ivs[0];
-  hIdx = ivs[1];
+  hIdx = grouped ? Value() : ivs[1];
   Value t = ivs[2];
-  if (op.getCausal()) {
+  if (op.getCausal() && !grouped) {
     // Zig-zag order of the query tiles (0, n-1, 1, n-2, ...): a contiguous
     // share of the iterations has as many short (top) rows as long ones.
     Value half = arith::DivUIOp::create(rw, loc, t, cIdx(rw, 2));
@@ -827,9 +909,12 @@ void KernelBuilder::build() {
     t = arith::SelectOp::create(rw, loc, odd, mirrored, half);
   }
   q0 = mul(rw, t, tileQ);
-  tq = minI(rw, tileQ, sub(rw, lq, q0));
-  hkIdx = arith::DivUIOp::create(rw, loc, hIdx, group);
+  tq = grouped ? mul(rw, lq, group) : minI(rw, tileQ, sub(rw, lq, q0));
+  hkIdx = grouped ? ivs[1] : arith::DivUIOp::create(rw, loc, hIdx, group);
   qPos0 = buildQueryPosition(rw, loc, q0, op.getQOffset());
+  // With grouped tiles every head's rows start at row 0: the last position
+  // is that of row Lq - 1.
+  Value rowsEnd = add(rw, qPos0, grouped ? lq : tq);
   Value zero = cIdx(rw, 0);
   Value length;
   if (lenBuf)
@@ -837,7 +922,7 @@ void KernelBuilder::build() {
         rw, loc, rw.getIndexType(),
         memref::LoadOp::create(rw, loc, lenBuf, bIdx).getResult());
   kEnd = buildKeyEnd(rw, loc, lk, length,
-                     op.getCausal() ? add(rw, qPos0, tq) : Value());
+                     op.getCausal() ? rowsEnd : Value());
 
   hoistTileInvariants(rw);
 
@@ -863,11 +948,15 @@ void KernelBuilder::build() {
       [&](OpBuilder &ib, Location, Value i, ValueRange) {
         Value inTile =
             arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::slt, i, tq);
-        Value row = minI(ib, add(ib, q0, i), sub(ib, lq, cIdx(ib, 1)));
+        Value head = hIdx, row;
+        if (grouped)
+          std::tie(head, row) = groupedRow(ib, minI(ib, i, sub(ib, tq, cIdx(ib, 1))));
+        else
+          row = minI(ib, add(ib, q0, i), sub(ib, lq, cIdx(ib, 1)));
         scf::ForOp::create(
             ib, loc, cIdx(ib, 0), headDim, cIdx(ib, 1), ValueRange{},
             [&](OpBuilder &db, Location, Value d, ValueRange) {
-              Value x = loadF32(db, qBuf, {bIdx, hIdx, row, d});
+              Value x = loadF32(db, qBuf, {bIdx, head, row, d});
               x = arith::MulFOp::create(db, loc, x, scale);
               x = arith::SelectOp::create(db, loc, inTile, x,
                                           f32Const(db, loc, 0.0));
@@ -896,29 +985,8 @@ void KernelBuilder::build() {
     buildTile(rw, c + 1);
     scf::YieldOp::create(rw, loc);
   }
-
-  rw.setInsertionPoint(forall);
   rw.setInsertionPointAfter(forall);
-  Value result = bufferization::ToTensorOp::create(
-      rw, loc, resultType, outBuf, /*restrict=*/true, /*writable=*/true);
-  rw.replaceOp(op, result);
-
-  // exp as a polynomial on vectors (the kernel's own exps only).
-  RewritePatternSet patterns(rw.getContext());
-  populateMathPolynomialApproximationPatterns(
-      patterns, [](StringRef name) { return name == "exp" || name == "math.exp"; });
-  SmallVector<Operation *> exps(expOps.begin(), expOps.end());
-  (void)applyOpPatternsGreedily(exps, std::move(patterns));
-  // Without FMA hardware, llvm.fma would be a library call per lane.
-  if (!opts.useFMA) {
-    SmallVector<math::FmaOp> fmas;
-    forall.walk([&](math::FmaOp f) { fmas.push_back(f); });
-    for (math::FmaOp f : fmas) {
-      rw.setInsertionPoint(f);
-      Value m = arith::MulFOp::create(rw, f.getLoc(), f.getA(), f.getB());
-      rw.replaceOpWithNewOp<arith::AddFOp>(f, m, f.getC());
-    }
-  }
+  return forall;
 }
 
 struct VectorizeAttention : OpRewritePattern<AttentionOp> {

@@ -110,6 +110,9 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
     that do not fill a block run one key / one row at a time (static main
     loops); a tile with fewer rows runs a specialisation with fewer vectors
     (`scf.index_switch`), so short queries (decode) compute no padding.
+    Plain attention whose query heads sharing a kv head fit one tile
+    together (`Lq · H/Hkv <= tile-q`, checked at run time) packs them into
+    one tile per (batch, kv head): K and V are read once per kv head.
 
     `score_mod` is evaluated on vectors of query rows: element-wise arith and
     math ops become vector ops, Toeplitz terms read contiguous vectors of
