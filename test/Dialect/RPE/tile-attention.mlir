@@ -107,3 +107,36 @@ func.func @not_toeplitz(%q: tensor<1x2x6x8xf32>, %t: tensor<15x2xf32>, %c: tenso
   }
   return %0 : tensor<1x2x6x8xf32>
 }
+
+// -----
+
+// Any term that depends on the positions only through i - j is tabulated
+// the same way, ALiBi's f64 arithmetic included; a per-head value used
+// per element (the temperature) stays in the loop.
+// CHECK-LABEL: func.func @diagonal_term
+// CHECK-SAME: (%{{.*}}: tensor<1x2x6x8xf32>, %[[S:.*]]: tensor<2xf64>, %[[T:.*]]: tensor<2xf32>)
+// CHECK: %[[D:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK: tensor.extract %[[S]]
+// CHECK: arith.mulf %{{.*}}, %{{.*}} : f64
+// CHECK: scf.forall
+// CHECK-NOT: f64
+// CHECK: tensor.extract %[[T]]
+// CHECK: tensor.extract %[[D]][%{{.*}}, %{{.*}}] : tensor<?x?xf32>
+// CHECK-NOT: f64
+// CHECK: scf.forall.in_parallel
+func.func @diagonal_term(%q: tensor<1x2x6x8xf32>, %slopes: tensor<2xf64>, %temp: tensor<2xf32>) -> tensor<1x2x6x8xf32> {
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x6x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %t = tensor.extract %temp[%h] : tensor<2xf32>
+    %st = arith.mulf %s, %t : f32
+    %m = tensor.extract %slopes[%h] : tensor<2xf64>
+    %d = arith.subi %j, %i : index
+    %d64 = arith.index_cast %d : index to i64
+    %df = arith.sitofp %d64 : i64 to f64
+    %a = arith.mulf %m, %df : f64
+    %a32 = arith.truncf %a : f64 to f32
+    %r = arith.addf %st, %a32 : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x6x8xf32>
+}
