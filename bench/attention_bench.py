@@ -64,6 +64,17 @@ def _reset_peak():
         f.write("5")
 
 
+def _time_calls(call, repeats):
+    """Seconds of each of `repeats` calls (results dropped at once)."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        out = call()
+        times.append(time.perf_counter() - t0)
+        del out
+    return times
+
+
 def _inputs(length):
     import numpy as np
     rng = np.random.default_rng(0)
@@ -135,12 +146,7 @@ def child(path, length, repeats):
         call = lambda: mod.t5_attention(q, k, v, table)  # noqa: E731
     out = call()  # warm-up
     del out
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = call()
-        times.append(time.perf_counter() - t0)
-        del out
+    times = _time_calls(call, repeats)
     peak = _status("VmHWM")
     output_bytes = B * H * length * D * 4
     inputs_bytes = sum(x.nbytes for x in (q, k, v, table))

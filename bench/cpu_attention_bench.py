@@ -37,14 +37,14 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, HERE)
 
-from attention_bench import _reset_peak, _status, _torch_model  # noqa: E402
+from attention_bench import (  # noqa: E402
+    _reset_peak, _status, _time_calls, _torch_model)
 
 B, H, D = 1, 8, 64
 THREADS = 2
@@ -236,12 +236,7 @@ def child(impl, length, repeats, dec):
     ctypes.CDLL("libc.so.6").malloc_trim(0)
     _reset_peak()
     base = _status("VmRSS")
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        out = call()
-        times.append(time.perf_counter() - t0)
-        del out
+    times = _time_calls(call, repeats)
     extra = max(0, _status("VmHWM") - base - out_bytes)
     print(json.dumps({"times": times, "extra": extra}))
 

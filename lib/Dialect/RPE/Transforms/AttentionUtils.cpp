@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -215,6 +216,21 @@ Value mlir::rpe::buildToeplitzDiagonal(OpBuilder &b, AttentionOp op,
                               tensor::ExtractOp::create(
                                   nb, l, table, ValueRange{bucket, idx[0]}));
                  });
+}
+
+FailureOr<int64_t>
+mlir::rpe::rewriteAttentionOps(Operation *root, RewritePatternSet &&patterns) {
+  auto count = [&] {
+    int64_t n = 0;
+    root->walk([&](AttentionOp) { ++n; });
+    return n;
+  };
+  int64_t before = count();
+  GreedyRewriteConfig config;
+  config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
+  if (failed(applyPatternsGreedily(root, std::move(patterns), config)))
+    return failure();
+  return before - count();
 }
 
 AttentionSizes mlir::rpe::getAttentionSizes(OpBuilder &b, AttentionOp op) {

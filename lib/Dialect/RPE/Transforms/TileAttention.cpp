@@ -20,7 +20,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <limits>
 
@@ -352,16 +351,11 @@ struct RPETileAttentionPass
     int64_t toeplitz = 0;
     RewritePatternSet patterns(&getContext());
     patterns.add<TileAttention>(&getContext(), options, &toeplitz);
-    int64_t before = 0;
-    getOperation()->walk([&](AttentionOp) { ++before; });
-    GreedyRewriteConfig config;
-    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    FailureOr<int64_t> rewritten =
+        rewriteAttentionOps(getOperation(), std::move(patterns));
+    if (failed(rewritten))
       return signalPassFailure();
-    int64_t after = 0;
-    getOperation()->walk([&](AttentionOp) { ++after; });
-    numTiled += before - after;
+    numTiled += *rewritten;
     numToeplitz += toeplitz;
   }
 };

@@ -1050,15 +1050,11 @@ struct RPEVectorizeAttentionPass
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateRPEVectorizeAttentionPatterns(patterns, options);
-    int64_t before = 0, after = 0;
-    getOperation()->walk([&](AttentionOp) { ++before; });
-    GreedyRewriteConfig config;
-    config.setRegionSimplificationLevel(GreedySimplifyRegionLevel::Disabled);
-    if (failed(
-            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+    FailureOr<int64_t> rewritten =
+        rewriteAttentionOps(getOperation(), std::move(patterns));
+    if (failed(rewritten))
       return signalPassFailure();
-    getOperation()->walk([&](AttentionOp) { ++after; });
-    numVectorized += before - after;
+    numVectorized += *rewritten;
   }
 };
 } // namespace

@@ -15,6 +15,12 @@ namespace rpe {
 class AttentionOp;
 class BucketingAttrInterface;
 
+/// Applies `patterns` (which rewrite rpe.attention away) greedily to `root`
+/// without region simplification; returns how many attention ops are gone,
+/// or failure.
+FailureOr<int64_t> rewriteAttentionOps(Operation *root,
+                                       RewritePatternSet &&patterns);
+
 /// The sizes of an attention op (index values) and its f32 scale (the static
 /// one, or 1/sqrt(D) computed at run time), built at the insertion point.
 struct AttentionSizes {
