@@ -4,9 +4,9 @@
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::rpe;

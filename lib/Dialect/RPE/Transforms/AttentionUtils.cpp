@@ -10,8 +10,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
@@ -25,8 +25,7 @@ Value diagonalLength(OpBuilder &b, AttentionOp op, int64_t padding) {
   Value lq = dimValue(b, loc, op.getQ(), 2);
   Value lk = dimValue(b, loc, op.getK(), 2);
   Value length = arith::AddIOp::create(b, loc, lq, lk);
-  return arith::AddIOp::create(b, loc, length,
-                               indexConst(b, loc, padding - 1));
+  return arith::AddIOp::create(b, loc, length, indexConst(b, loc, padding - 1));
 }
 
 } // namespace
@@ -138,8 +137,8 @@ int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
     });
     // table[h, r] = root at h and i - j = r - shift.
     rewriter.setInsertionPoint(op);
-    Value rows =
-        perHead ? dimValue(rewriter, loc, op.getQ(), 1) : indexConst(rewriter, loc, 1);
+    Value rows = perHead ? dimValue(rewriter, loc, op.getQ(), 1)
+                         : indexConst(rewriter, loc, 1);
     Value init = emptyTensor(rewriter, loc, {rows, length}, root.getType());
     Value table = generic(
         rewriter, loc, {}, {}, init, rewriter.getMultiDimIdentityMap(2),
@@ -260,13 +259,13 @@ AttentionSizes mlir::rpe::getAttentionSizes(OpBuilder &b, AttentionOp op) {
   return s;
 }
 
-Value mlir::rpe::buildKeyEnd(OpBuilder &b, Location loc, Value lk,
-                             Value length, Value causalEnd) {
+Value mlir::rpe::buildKeyEnd(OpBuilder &b, Location loc, Value lk, Value length,
+                             Value causalEnd) {
   Value zero = indexConst(b, loc, 0);
   Value end = lk;
   for (Value bound : {length, causalEnd})
     if (bound)
-      end = arith::MinSIOp::create(
-          b, loc, end, arith::MaxSIOp::create(b, loc, bound, zero));
+      end = arith::MinSIOp::create(b, loc, end,
+                                   arith::MaxSIOp::create(b, loc, bound, zero));
   return end;
 }

@@ -119,9 +119,9 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
       length = arith::IndexCastOp::create(rewriter, loc,
                                           rewriter.getIndexType(), len32);
     }
-    Value kEnd = buildKeyEnd(rewriter, loc, lk, length,
-                             causal ? addIndex(rewriter, loc, qPos0, tq)
-                                    : Value());
+    Value kEnd =
+        buildKeyEnd(rewriter, loc, lk, length,
+                    causal ? addIndex(rewriter, loc, qPos0, tq) : Value());
 
     // q tile (tq×D), scaled, in f32.
     AffineMap id2 = rewriter.getMultiDimIdentityMap(2);

@@ -40,8 +40,8 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <limits>
@@ -174,8 +174,8 @@ private:
   SmallVector<Value> buildKeyBlock(OpBuilder &b, int64_t numChunks,
                                    int64_t keys, Value k0, Value jb,
                                    ValueRange tileMax);
-  void buildValueBlock(OpBuilder &b, int64_t numChunks, int64_t rows,
-                       Value e0, Value k0, Value tk, ArrayRef<Value> alpha);
+  void buildValueBlock(OpBuilder &b, int64_t numChunks, int64_t rows, Value e0,
+                       Value k0, Value tk, ArrayRef<Value> alpha);
 
   RewriterBase &rw;
   AttentionOp op;
@@ -244,8 +244,8 @@ Value KernelBuilder::bufferOf(Value tensor) {
   return buffer;
 }
 
-Value KernelBuilder::gather(OpBuilder &b, Value buffer,
-                            ArrayRef<Value> indices, int64_t chunk) {
+Value KernelBuilder::gather(OpBuilder &b, Value buffer, ArrayRef<Value> indices,
+                            int64_t chunk) {
   auto type = cast<MemRefType>(buffer.getType());
   int64_t w = opts.vectorWidth;
   // Linear offsets (identity layout), then a gather from a 1-D view: the
@@ -254,10 +254,10 @@ Value KernelBuilder::gather(OpBuilder &b, Value buffer,
   Value stride = cIdx(b, 1);
   for (int64_t d = type.getRank() - 1; d >= 0; --d) {
     Value idx = indices[d];
-    Value term = isa<VectorType>(idx.getType())
-                     ? arith::MulIOp::create(b, loc, idx, bcast(b, stride))
-                           .getResult()
-                     : bcast(b, mul(b, idx, stride));
+    Value term =
+        isa<VectorType>(idx.getType())
+            ? arith::MulIOp::create(b, loc, idx, bcast(b, stride)).getResult()
+            : bcast(b, mul(b, idx, stride));
     offsets = offsets ? arith::AddIOp::create(b, loc, offsets, term).getResult()
                       : term;
     if (d > 0)
@@ -291,7 +291,7 @@ Value KernelBuilder::lanesVector(OpBuilder &b, Lanes &lanes, Value v) {
 }
 
 Operation *KernelBuilder::cloneScalar(OpBuilder &b, Operation &inner,
-                                     function_ref<Value(Value)> scalarOf) {
+                                      function_ref<Value(Value)> scalarOf) {
   if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
     SmallVector<Value> idx;
     for (Value v : extract.getIndices())
@@ -321,9 +321,9 @@ void KernelBuilder::hoistTileInvariants(OpBuilder &b) {
     return known.lookup(v);
   };
   for (Operation &inner : block.without_terminator()) {
-    if (!isPure(&inner) ||
-        !llvm::all_of(inner.getOperands(),
-                      [&](Value v) { return static_cast<bool>(scalarOf(v)); }))
+    if (!isPure(&inner) || !llvm::all_of(inner.getOperands(), [&](Value v) {
+          return static_cast<bool>(scalarOf(v));
+        }))
       continue;
     Operation *clone = cloneScalar(b, inner, scalarOf);
     for (auto [from, to] : llvm::zip(inner.getResults(), clone->getResults())) {
@@ -338,9 +338,9 @@ void KernelBuilder::hoistTileInvariants(OpBuilder &b) {
 Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
                                     int64_t chunk) {
   int64_t w = opts.vectorWidth;
-  Value rowBase = add(b, q0, cIdx(b, chunk * w));
   // Dense bias: bias[b?, h?, row, key] gathered along rows.
   if (biasBuf) {
+    Value rowBase = add(b, q0, cIdx(b, chunk * w));
     auto biasType = cast<MemRefType>(biasBuf.getType());
     int64_t rank = biasType.getRank();
     Value full[] = {bIdx, hIdx, rowBase, key};
@@ -353,8 +353,8 @@ Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
       term = bcast(b, loadF32(b, biasBuf, at));
     } else {
       // Rows are Lk elements apart: gathered (clamped rows, masked lanes).
-      at[rank - 2] = arith::AddIOp::create(b, loc, clampedIota[chunk],
-                                           bcast(b, rowBase));
+      at[rank - 2] =
+          arith::AddIOp::create(b, loc, clampedIota[chunk], bcast(b, rowBase));
       term = castFloat(b, loc, gather(b, biasBuf, at, chunk), f32);
     }
     s = arith::AddFOp::create(b, loc, s, term);
@@ -380,14 +380,13 @@ Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
   for (Operation &inner : block.without_terminator()) {
     if (inner.getNumResults() && tileInvariants.count(inner.getResult(0)))
       continue;
-    bool varying = llvm::any_of(inner.getOperands(),
-                                [&](Value v) { return !uniform(v); });
+    bool varying =
+        llvm::any_of(inner.getOperands(), [&](Value v) { return !uniform(v); });
     if (!varying) {
       // Uniform across lanes: scalars (per key; what depends on the key
       // neither is computed once per tile, see hoistTileInvariants).
       Operation *clone = cloneScalar(b, inner, scalarOf);
-      for (auto [from, to] :
-           llvm::zip(inner.getResults(), clone->getResults()))
+      for (auto [from, to] : llvm::zip(inner.getResults(), clone->getResults()))
         lanes.scalar[from] = to;
       continue;
     }
@@ -467,8 +466,8 @@ Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
         if (uniform(v))
           map.map(v, scalarOf(v));
         else
-          map.map(v, vector::ExtractOp::create(b, loc,
-                                               lanesVector(b, lanes, v), lane));
+          map.map(v, vector::ExtractOp::create(b, loc, lanesVector(b, lanes, v),
+                                               lane));
       }
       Operation *clone = b.clone(inner, map);
       for (unsigned r = 0; r < inner.getNumResults(); ++r)
@@ -515,9 +514,8 @@ SmallVector<Value> KernelBuilder::buildKeyBlock(OpBuilder &b, int64_t numChunks,
     for (int64_t c = 0; c < numChunks; ++c) {
       Value s = vectorizeScore(b, dLoop.getResult(r * numChunks + c), key, c);
       if (op.getCausal() && grouped) {
-        Value hidden =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                  bcast(b, key), groupedPos[c]);
+        Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                             bcast(b, key), groupedPos[c]);
         s = arith::SelectOp::create(b, loc, hidden, splat(b, kNegInf), s);
       } else if (op.getCausal()) {
         // Lane l (query position qPos0 + c·W + l) sees the key when
@@ -546,8 +544,8 @@ void KernelBuilder::buildValueBlock(OpBuilder &b, int64_t numChunks,
   for (int64_t e = 0; e < rows; ++e)
     for (int64_t c = 0; c < numChunks; ++c) {
       Value o = vector::LoadOp::create(
-          b, loc, vecF32, oT, ValueRange{add(b, e0, cIdx(b, e)),
-                                         cIdx(b, c * w)});
+          b, loc, vecF32, oT,
+          ValueRange{add(b, e0, cIdx(b, e)), cIdx(b, c * w)});
       init.push_back(arith::MulFOp::create(b, loc, o, alpha[c]));
     }
   auto jLoop = scf::ForOp::create(
@@ -592,7 +590,8 @@ void KernelBuilder::buildValueBlock(OpBuilder &b, int64_t numChunks,
               auto relType = cast<MemRefType>(relDiagBuf.getType());
               rel = vector::LoadOp::create(
                   nb, loc, VectorType::get({w}, relType.getElementType()),
-                  relDiagBuf, ValueRange{ei, add(nb, relBase, cIdx(nb, c * w))});
+                  relDiagBuf,
+                  ValueRange{ei, add(nb, relBase, cIdx(nb, c * w))});
             } else if (relBuf) {
               rel = gather(nb, relBuf, {buckets[c], ei}, c);
             }
@@ -614,7 +613,6 @@ void KernelBuilder::buildValueBlock(OpBuilder &b, int64_t numChunks,
 /// The whole query tile with `numChunks` vectors of rows.
 void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
   int64_t w = opts.vectorWidth;
-  int64_t tileRows = numChunks * w;
   // Per-chunk lane data.
   clampedIota.clear();
   laneValid.clear();
@@ -642,8 +640,8 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
     Value rowsLeft = sub(b, tq, cIdx(b, c * w));
     Value last = bcast(b, sub(b, rowsLeft, cIdx(b, 1)));
     clampedIota.push_back(arith::MinSIOp::create(b, loc, iota, last));
-    laneValid.push_back(arith::CmpIOp::create(
-        b, loc, arith::CmpIPredicate::slt, iota, bcast(b, rowsLeft)));
+    laneValid.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                              iota, bcast(b, rowsLeft)));
   }
 
   // Running max, sum and Oᵀ.
@@ -669,8 +667,9 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
         Value tk = minI(kb, tileK, sub(kb, kEnd, k0));
         // Sᵀ in register blocks of keyBlock keys, then one key at a time.
         int64_t rk = opts.keyBlock;
-        Value tkMain = mul(kb, arith::DivUIOp::create(kb, loc, tk, cIdx(kb, rk)),
-                           cIdx(kb, rk));
+        Value tkMain =
+            mul(kb, arith::DivUIOp::create(kb, loc, tk, cIdx(kb, rk)),
+                cIdx(kb, rk));
         SmallVector<Value> maxInit(numChunks, splat(kb, kNegInf));
         auto blocks = scf::ForOp::create(
             kb, loc, cIdx(kb, 0), tkMain, cIdx(kb, rk), maxInit,
@@ -681,8 +680,8 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
         auto rest = scf::ForOp::create(
             kb, loc, tkMain, tk, cIdx(kb, 1), blocks.getResults(),
             [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
-              scf::YieldOp::create(
-                  nb, loc, buildKeyBlock(nb, numChunks, 1, k0, jb, mx));
+              scf::YieldOp::create(nb, loc,
+                                   buildKeyBlock(nb, numChunks, 1, k0, jb, mx));
             });
         // Online softmax, element-wise per query lane.
         SmallVector<Value> alpha, mSafe, sumInit;
@@ -699,8 +698,8 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
               arith::SelectOp::create(kb, loc, oldEmpty, splat(kb, 0.0f), a));
           Value newEmpty = arith::CmpFOp::create(
               kb, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
-          mSafe.push_back(
-              arith::SelectOp::create(kb, loc, newEmpty, splat(kb, 0.0f), mNew));
+          mSafe.push_back(arith::SelectOp::create(kb, loc, newEmpty,
+                                                  splat(kb, 0.0f), mNew));
           vector::StoreOp::create(kb, loc, mNew, mBuf, at);
           sumInit.push_back(splat(kb, 0.0f));
         }
@@ -711,8 +710,7 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
               for (int64_t c = 0; c < numChunks; ++c) {
                 SmallVector<Value, 2> at = {j, cIdx(nb, c * w)};
                 Value s = vector::LoadOp::create(nb, loc, vecF32, sT, at);
-                Value p =
-                    exp(nb, arith::SubFOp::create(nb, loc, s, mSafe[c]));
+                Value p = exp(nb, arith::SubFOp::create(nb, loc, s, mSafe[c]));
                 vector::StoreOp::create(nb, loc, p, sT, at);
                 next.push_back(arith::AddFOp::create(nb, loc, sums[c], p));
               }
@@ -729,13 +727,12 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
         Value dvMain =
             mul(kb, arith::DivUIOp::create(kb, loc, valueDim, cIdx(kb, re)),
                 cIdx(kb, re));
-        scf::ForOp::create(kb, loc, cIdx(kb, 0), dvMain, cIdx(kb, re),
-                           ValueRange{},
-                           [&](OpBuilder &nb, Location, Value e0, ValueRange) {
-                             buildValueBlock(nb, numChunks, re, e0, k0, tk,
-                                             alpha);
-                             scf::YieldOp::create(nb, loc);
-                           });
+        scf::ForOp::create(
+            kb, loc, cIdx(kb, 0), dvMain, cIdx(kb, re), ValueRange{},
+            [&](OpBuilder &nb, Location, Value e0, ValueRange) {
+              buildValueBlock(nb, numChunks, re, e0, k0, tk, alpha);
+              scf::YieldOp::create(nb, loc);
+            });
         scf::ForOp::create(kb, loc, dvMain, valueDim, cIdx(kb, 1), ValueRange{},
                            [&](OpBuilder &nb, Location, Value e0, ValueRange) {
                              buildValueBlock(nb, numChunks, 1, e0, k0, tk,
@@ -744,7 +741,6 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
                            });
         scf::YieldOp::create(kb, loc);
       });
-  (void)tileRows;
 
   // out[b, h, q0 + i, e] = Oᵀ[e, i] / l[i] (0 for rows that saw no key).
   Type outType = cast<MemRefType>(outBuf.getType()).getElementType();
@@ -807,8 +803,8 @@ void KernelBuilder::build() {
   if (Value rel = op.getRelValues()) {
     auto bucketing = *op.getBucketing();
     if (bucketing.isToeplitz()) {
-      relDiagBuf = bufferOf(
-          buildToeplitzDiagonal(rw, op, rel, bucketing, opts.tileQ));
+      relDiagBuf =
+          bufferOf(buildToeplitzDiagonal(rw, op, rel, bucketing, opts.tileQ));
       relShift = buildDiagonalShift(rw, op);
     } else {
       relBuf = bufferOf(rel);
@@ -832,13 +828,13 @@ void KernelBuilder::build() {
   // Plain attention (no score terms) may pack the query heads of a kv head
   // into one tile when all their rows fit (decode); else one head per tile.
   Operation *kernel;
-  bool groupable = op.getScoreMod().empty() && !biasBuf && !relDiagBuf &&
-                   !relBuf;
+  bool groupable =
+      op.getScoreMod().empty() && !biasBuf && !relDiagBuf && !relBuf;
   if (groupable) {
     // Lq > 0 too: the grouped rows divide by Lq (no query row: no tile).
     Value rows = mul(rw, lq, group);
-    Value fit = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ule,
-                                      rows, cIdx(rw, opts.tileQ));
+    Value fit = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ule, rows,
+                                      cIdx(rw, opts.tileQ));
     Value some = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, lq,
                                        cIdx(rw, 0));
     Value fits = arith::AndIOp::create(rw, loc, fit, some);
@@ -859,8 +855,9 @@ void KernelBuilder::build() {
 
   // exp as a polynomial on vectors (the kernel's own exps only).
   RewritePatternSet patterns(rw.getContext());
-  populateMathPolynomialApproximationPatterns(
-      patterns, [](StringRef name) { return name == "exp" || name == "math.exp"; });
+  populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+    return name == math::ExpOp::getOperationName();
+  });
   SmallVector<Operation *> exps(expOps.begin(), expOps.end());
   (void)applyOpPatternsGreedily(exps, std::move(patterns));
   // Without FMA hardware, llvm.fma would be a library call per lane.
@@ -880,9 +877,9 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   int64_t maxChunks = opts.tileQ / w;
   grouped = groupedTiles;
   Value tileQ = cIdx(rw, opts.tileQ);
-  Value numQTiles = grouped ? cIdx(rw, 1)
-                            : arith::CeilDivUIOp::create(rw, loc, lq, tileQ)
-                                  .getResult();
+  Value numQTiles =
+      grouped ? cIdx(rw, 1)
+              : arith::CeilDivUIOp::create(rw, loc, lq, tileQ).getResult();
   auto forall = scf::ForallOp::create(
       rw, loc,
       ArrayRef<OpFoldResult>{batch, grouped ? kvHeads : heads, numQTiles},
@@ -921,21 +918,20 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
     length = arith::IndexCastOp::create(
         rw, loc, rw.getIndexType(),
         memref::LoadOp::create(rw, loc, lenBuf, bIdx).getResult());
-  kEnd = buildKeyEnd(rw, loc, lk, length,
-                     op.getCausal() ? rowsEnd : Value());
+  kEnd = buildKeyEnd(rw, loc, lk, length, op.getCausal() ? rowsEnd : Value());
 
   hoistTileInvariants(rw);
 
   // Scratch: Qᵀ (D × TQ), Oᵀ (Dv × TQ), Sᵀ (TK × TQ), m and l (TQ).
   auto dyn2 = MemRefType::get({ShapedType::kDynamic, opts.tileQ}, f32);
   IntegerAttr align = rw.getI64IntegerAttr(64);
-  qT = memref::AllocaOp::create(rw, loc, dyn2, ValueRange{headDim}, ValueRange{},
-                                align);
+  qT = memref::AllocaOp::create(rw, loc, dyn2, ValueRange{headDim},
+                                ValueRange{}, align);
   oT = memref::AllocaOp::create(rw, loc, dyn2, ValueRange{valueDim},
                                 ValueRange{}, align);
-  sT = memref::AllocaOp::create(
-      rw, loc, MemRefType::get({opts.tileK, opts.tileQ}, f32), ValueRange{},
-      ValueRange{}, align);
+  sT = memref::AllocaOp::create(rw, loc,
+                                MemRefType::get({opts.tileK, opts.tileQ}, f32),
+                                ValueRange{}, ValueRange{}, align);
   auto vecBuf = MemRefType::get({opts.tileQ}, f32);
   mBuf = memref::AllocaOp::create(rw, loc, vecBuf, ValueRange{}, ValueRange{},
                                   align);
@@ -950,7 +946,8 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
             arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::slt, i, tq);
         Value head = hIdx, row;
         if (grouped)
-          std::tie(head, row) = groupedRow(ib, minI(ib, i, sub(ib, tq, cIdx(ib, 1))));
+          std::tie(head, row) =
+              groupedRow(ib, minI(ib, i, sub(ib, tq, cIdx(ib, 1))));
         else
           row = minI(ib, add(ib, q0, i), sub(ib, lq, cIdx(ib, 1)));
         scf::ForOp::create(
@@ -968,8 +965,7 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
 
   // One specialisation per number of row vectors the tile needs, so that a
   // short tile (decode, the last rows) computes no padding vectors.
-  Value chunks =
-      arith::CeilDivUIOp::create(rw, loc, tq, cIdx(rw, w));
+  Value chunks = arith::CeilDivUIOp::create(rw, loc, tq, cIdx(rw, w));
   Value which = sub(rw, chunks, cIdx(rw, 1));
   SmallVector<int64_t> cases;
   // Case c: c + 1 vectors; the default: all of them.
@@ -978,8 +974,8 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   auto sw = scf::IndexSwitchOp::create(rw, loc, TypeRange{}, which, cases,
                                        cases.size());
   for (int64_t c = 0; c < maxChunks; ++c) {
-    Region &region = c + 1 < maxChunks ? sw.getCaseRegions()[c]
-                                       : sw.getDefaultRegion();
+    Region &region =
+        c + 1 < maxChunks ? sw.getCaseRegions()[c] : sw.getDefaultRegion();
     Block *block = rw.createBlock(&region);
     rw.setInsertionPointToStart(block);
     buildTile(rw, c + 1);
@@ -1007,9 +1003,9 @@ struct VectorizeAttention : OpRewritePattern<AttentionOp> {
 
 } // namespace
 
-LogicalResult
-mlir::rpe::checkVectorizeAttentionOptions(const VectorizeAttentionOptions &o,
-                                          function_ref<InFlightDiagnostic()> emit) {
+LogicalResult mlir::rpe::checkVectorizeAttentionOptions(
+    const VectorizeAttentionOptions &o,
+    function_ref<InFlightDiagnostic()> emit) {
   if (o.vectorWidth < 1 || o.vectorWidth > 64 ||
       !llvm::isPowerOf2_64(o.vectorWidth))
     return emit() << "vector-width must be a power of two in [1, 64], got "
@@ -1019,8 +1015,8 @@ mlir::rpe::checkVectorizeAttentionOptions(const VectorizeAttentionOptions &o,
     return emit() << "tile-q must be a positive multiple of vector-width ("
                   << o.vectorWidth << ") and at most 16 vectors, got "
                   << o.tileQ;
-  if (o.tileK <= 0 || o.keyBlock <= 0 || o.valueBlock <= 0 ||
-      o.keyBlock > 16 || o.valueBlock > 16)
+  if (o.tileK <= 0 || o.keyBlock <= 0 || o.valueBlock <= 0 || o.keyBlock > 16 ||
+      o.valueBlock > 16)
     return emit() << "tile-k must be positive and key-block, value-block in "
                      "[1, 16], got "
                   << o.tileK << ", " << o.keyBlock << ", " << o.valueBlock;
@@ -1044,9 +1040,9 @@ struct RPEVectorizeAttentionPass
     options.keyBlock = keyBlock;
     options.valueBlock = valueBlock;
     options.useFMA = fma;
-    if (failed(checkVectorizeAttentionOptions(
-            options, [&] { return getOperation()->emitError()
-                                  << "rpe-vectorize-attention: "; })))
+    if (failed(checkVectorizeAttentionOptions(options, [&] {
+          return getOperation()->emitError() << "rpe-vectorize-attention: ";
+        })))
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateRPEVectorizeAttentionPatterns(patterns, options);
