@@ -48,10 +48,12 @@ func.func @sum_with_offset(%q: tensor<1x4x8x4xf32>, %t: tensor<9x4xf32>, %off: i
 // -----
 
 // Shaw keys: the gather trick. q·embᵀ is B×H×Lq×NB (here 1x2x6x9), never
-// Lq×Lk; the kernel gathers it by bucket.
+// Lq×Lk; the kernel gathers it by bucket. The table is transposed first and
+// the bucket loop is innermost (an axpy along buckets, vectorizable).
 // CHECK-LABEL: func.func @shaw_logits
 // CHECK-SAME: (%[[Q:.*]]: tensor<1x2x6x4xf32>, %[[K:.*]]: tensor<1x2x10x4xf32>, %[[E:.*]]: tensor<9x4xf32>)
-// CHECK: %[[QE:.*]] = linalg.generic {{.*}} ins(%[[Q]], %[[E]] : tensor<1x2x6x4xf32>, tensor<9x4xf32>) outs(%{{.*}} : tensor<1x2x6x9xf32>)
+// CHECK: %[[ET:.*]] = linalg.generic {{.*}} ins(%[[E]] : tensor<9x4xf32>) outs(%{{.*}} : tensor<4x9xf32>)
+// CHECK: %[[QE:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%[[Q]], %[[ET]] : tensor<1x2x6x4xf32>, tensor<4x9xf32>) outs(%{{.*}} : tensor<1x2x6x9xf32>)
 // CHECK: rpe.attention %[[Q]], %[[K]], %[[K]] :
 // CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %[[H:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index):
 // CHECK-NEXT: %[[BK:.*]] = rpe.bucket %[[I]], %[[J]] by clip<max_distance = 4>
@@ -69,8 +71,10 @@ func.func @shaw_logits(%q: tensor<1x2x6x4xf32>, %k: tensor<1x2x10x4xf32>, %e: te
 // both gathered by the same bucket.
 // CHECK-LABEL: func.func @deberta
 // CHECK-SAME: (%[[Q:.*]]: tensor<1x2x5x4xf32>, %[[K:.*]]: tensor<1x2x7x4xf32>, %[[PQ:.*]]: tensor<2x16x4xf32>, %[[PK:.*]]: tensor<2x16x4xf32>)
-// CHECK-DAG: %[[C2P:.*]] = linalg.generic {{.*}} ins(%[[Q]], %[[PK]] : {{.*}}) outs(%{{.*}} : tensor<1x2x5x16xf32>)
-// CHECK-DAG: %[[P2C:.*]] = linalg.generic {{.*}} ins(%[[K]], %[[PQ]] : {{.*}}) outs(%{{.*}} : tensor<1x2x7x16xf32>)
+// CHECK-DAG: %[[PKT:.*]] = linalg.generic {{.*}} ins(%[[PK]] : tensor<2x16x4xf32>) outs(%{{.*}} : tensor<2x4x16xf32>)
+// CHECK-DAG: %[[PQT:.*]] = linalg.generic {{.*}} ins(%[[PQ]] : tensor<2x16x4xf32>) outs(%{{.*}} : tensor<2x4x16xf32>)
+// CHECK-DAG: %[[C2P:.*]] = linalg.generic {{.*}} ins(%[[Q]], %[[PKT]] : {{.*}}) outs(%{{.*}} : tensor<1x2x5x16xf32>)
+// CHECK-DAG: %[[P2C:.*]] = linalg.generic {{.*}} ins(%[[K]], %[[PQT]] : {{.*}}) outs(%{{.*}} : tensor<1x2x7x16xf32>)
 // CHECK: rpe.attention
 // CHECK: %[[BK:.*]] = rpe.bucket %[[I:.*]], %[[J:.*]] by log<position_buckets = 0, max_relative_positions = 8>
 // CHECK: tensor.extract %[[C2P]][%{{.*}}, %{{.*}}, %[[I]], %[[BK]]]
