@@ -225,7 +225,7 @@ func.func @rotary_batch_positions(%x: tensor<8x4xf32>, %p: tensor<1x8xi64>) -> t
 // -----
 
 func.func @rotary_length(%x: tensor<2x8x4xf32>, %p: tensor<7xi64>) -> tensor<2x8x4xf32> {
-  // expected-error @+1 {{'rpe.rotary' op sequence length mismatch: positions has 7 but x has 8}}
+  // expected-error @+1 {{'rpe.rotary' op sequence length mismatch: x has 8 but positions has 7}}
   %0 = rpe.rotary %x, %p : tensor<2x8x4xf32>, tensor<7xi64>
   return %0 : tensor<2x8x4xf32>
 }
@@ -233,7 +233,7 @@ func.func @rotary_length(%x: tensor<2x8x4xf32>, %p: tensor<7xi64>) -> tensor<2x8
 // -----
 
 func.func @rotary_batch(%x: tensor<2x8x4xf32>, %p: tensor<3x8xi64>) -> tensor<2x8x4xf32> {
-  // expected-error @+1 {{'rpe.rotary' op batch size mismatch: positions has 3 but x has 2}}
+  // expected-error @+1 {{'rpe.rotary' op batch size mismatch: x has 2 but positions has 3}}
   %0 = rpe.rotary %x, %p : tensor<2x8x4xf32>, tensor<3x8xi64>
   return %0 : tensor<2x8x4xf32>
 }
@@ -317,7 +317,7 @@ func.func @shaw_buckets(%q: tensor<1x2x8x16xf32>, %e: tensor<7x16xf32>) -> tenso
 // -----
 
 func.func @shaw_head_dim(%q: tensor<1x2x8x16xf32>, %e: tensor<9x8xf32>) -> tensor<1x2x8x8xf32> {
-  // expected-error @+1 {{'rpe.shaw_logits' op head dimension mismatch: emb has 8 but q has 16}}
+  // expected-error @+1 {{'rpe.shaw_logits' op head dimension mismatch: q has 16 but emb has 8}}
   %0 = rpe.shaw_logits %q, %e by clip<max_distance = 4> : tensor<1x2x8x16xf32>, tensor<9x8xf32> -> tensor<1x2x8x8xf32>
   return %0 : tensor<1x2x8x8xf32>
 }
@@ -393,7 +393,7 @@ func.func @deberta_pos_rank(%q: tensor<1x2x8x4xf32>, %p: tensor<16x4xf32>, %pk: 
 // -----
 
 func.func @deberta_pos_heads(%q: tensor<1x2x8x4xf32>, %p: tensor<3x16x4xf32>, %pk: tensor<2x16x4xf32>) -> tensor<1x2x8x8xf32> {
-  // expected-error @+1 {{'rpe.disentangled_bias' op head count mismatch: pos_q has 3 but q has 2}}
+  // expected-error @+1 {{'rpe.disentangled_bias' op head count mismatch: q has 2 but pos_q has 3}}
   %0 = rpe.disentangled_bias %q, %q, %p, %pk by log<position_buckets = 0, max_relative_positions = 8> c2p : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<3x16x4xf32>, tensor<2x16x4xf32> -> tensor<1x2x8x8xf32>
   return %0 : tensor<1x2x8x8xf32>
 }
@@ -501,7 +501,7 @@ func.func @attn_bias_rank(%q: tensor<1x4x8x16xf32>, %b: tensor<8x8xf32>) -> tens
 // -----
 
 func.func @attn_bias_shape(%q: tensor<1x4x8x16xf32>, %b: tensor<4x8x7xf32>) -> tensor<1x4x8x16xf32> {
-  // expected-error @+1 {{'rpe.attention' op key length mismatch: bias has 7 but q/k has 8}}
+  // expected-error @+1 {{'rpe.attention' op key length mismatch: k has 8 but bias has 7}}
   %0 = rpe.attention %q, %q, %q bias(%b : tensor<4x8x7xf32>) : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32> -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }
@@ -509,7 +509,7 @@ func.func @attn_bias_shape(%q: tensor<1x4x8x16xf32>, %b: tensor<4x8x7xf32>) -> t
 // -----
 
 func.func @attn_bias_batch(%q: tensor<2x4x8x16xf32>, %b: tensor<3x4x8x8xf32>) -> tensor<2x4x8x16xf32> {
-  // expected-error @+1 {{'rpe.attention' op batch size mismatch: bias has 3 but q/k has 2}}
+  // expected-error @+1 {{'rpe.attention' op batch size mismatch: q has 2 but bias has 3}}
   %0 = rpe.attention %q, %q, %q bias(%b : tensor<3x4x8x8xf32>) : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
   return %0 : tensor<2x4x8x16xf32>
 }
@@ -525,7 +525,7 @@ func.func @attn_bias_type(%q: tensor<1x4x8x16xf32>, %b: tensor<4x8x8xf16>) -> te
 // -----
 
 func.func @attn_key_lengths(%q: tensor<2x4x8x16xf32>, %l: tensor<3xi32>) -> tensor<2x4x8x16xf32> {
-  // expected-error @+1 {{'rpe.attention' op batch size mismatch: key_lengths has 3 but q has 2}}
+  // expected-error @+1 {{'rpe.attention' op batch size mismatch: q has 2 but key_lengths has 3}}
   %0 = rpe.attention %q, %q, %q key_lengths(%l : tensor<3xi32>) : tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32>, tensor<2x4x8x16xf32> -> tensor<2x4x8x16xf32>
   return %0 : tensor<2x4x8x16xf32>
 }
@@ -557,7 +557,7 @@ func.func @attn_rel_values_buckets(%q: tensor<1x4x8x16xf32>, %e: tensor<9x16xf32
 // -----
 
 func.func @attn_rel_values_dim(%q: tensor<1x4x8x16xf32>, %e: tensor<9x8xf32>) -> tensor<1x4x8x16xf32> {
-  // expected-error @+1 {{'rpe.attention' op value dimension mismatch: rel_values has 8 but v has 16}}
+  // expected-error @+1 {{'rpe.attention' op value dimension mismatch: v has 16 but rel_values has 8}}
   %0 = rpe.attention %q, %q, %q rel_values(%e : tensor<9x8xf32>) by clip<max_distance = 4> : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32> -> tensor<1x4x8x16xf32>
   return %0 : tensor<1x4x8x16xf32>
 }

@@ -2,6 +2,7 @@
 
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
@@ -17,10 +18,20 @@ using namespace mlir::rpe;
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Shape checks shared by the op verifiers. Every check is skipped where a
-/// size is dynamic.
+/// Shape checks shared by the op verifiers and getShapeConstraints. A check
+/// on static sizes is verified; one that involves a dynamic size is recorded
+/// (when `collected` is set) for rpe-insert-shape-checks.
 struct ShapeChecker {
   Operation *op;
+  SmallVectorImpl<ShapeConstraint> *collected = nullptr;
+
+  static int64_t sizeOf(Value v, int64_t dim) {
+    return cast<ShapedType>(v.getType()).getDimSize(dim);
+  }
+  void record(ShapeConstraint c) {
+    if (collected)
+      collected->push_back(std::move(c));
+  }
 
   /// `name` (an operand or result) must have rank `rank`.
   LogicalResult rank(ShapedType type, StringRef name, int64_t rank,
@@ -31,13 +42,23 @@ struct ShapeChecker {
     return success();
   }
 
-  /// Static sizes `a` (of `what` in `aName`) and `b` (in `bName`) agree.
-  LogicalResult same(int64_t a, int64_t b, StringRef what, StringRef aName,
-                     StringRef bName) {
-    if (ShapedType::isDynamic(a) || ShapedType::isDynamic(b) || a == b)
+  /// Dimension `bd` of `b` (called `bName`) equals dimension `ad` of `a`
+  /// (`aName`): both are `what`.
+  LogicalResult same(Value a, int64_t ad, Value b, int64_t bd, StringRef what,
+                     StringRef aName, StringRef bName) {
+    int64_t x = sizeOf(a, ad), y = sizeOf(b, bd);
+    if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y)) {
+      record({ShapeConstraint::Kind::Equal,
+              {b, bd, bName.str()},
+              {a, ad, aName.str()},
+              0,
+              what.str()});
       return success();
-    return op->emitOpError() << what << " mismatch: " << aName << " has " << a
-                             << " but " << bName << " has " << b;
+    }
+    if (x == y)
+      return success();
+    return op->emitOpError() << what << " mismatch: " << aName << " has " << x
+                             << " but " << bName << " has " << y;
   }
 
   LogicalResult elementTypes(ArrayRef<std::pair<StringRef, Type>> types) {
@@ -52,7 +73,8 @@ struct ShapeChecker {
     return success();
   }
 
-  /// A sequence length must be within the supported range.
+  /// A sequence length must be within the supported range (static sizes
+  /// only: a tensor that long does not fit in memory).
   LogicalResult seqLength(int64_t size, StringRef name) {
     if (!ShapedType::isDynamic(size) && size > kMaxSequenceLength)
       return op->emitOpError()
@@ -61,29 +83,55 @@ struct ShapeChecker {
     return success();
   }
 
-  /// A table indexed by `bucketing` has `numBuckets` rows.
-  LogicalResult buckets(BucketingAttrInterface bucketing, int64_t rows,
-                        StringRef tableName) {
-    if (ShapedType::isDynamic(rows) || rows == bucketing.getNumBuckets())
+  /// A table indexed by `bucketing` has `numBuckets` rows (dimension `dim`
+  /// of `table`).
+  LogicalResult buckets(BucketingAttrInterface bucketing, Value table,
+                        int64_t dim, StringRef tableName) {
+    int64_t rows = sizeOf(table, dim);
+    std::string what;
+    llvm::raw_string_ostream(what) << "buckets of " << bucketing;
+    if (ShapedType::isDynamic(rows)) {
+      record({ShapeConstraint::Kind::EqualConstant,
+              {table, dim, tableName.str()},
+              {},
+              bucketing.getNumBuckets(),
+              what});
+      return success();
+    }
+    if (rows == bucketing.getNumBuckets())
       return success();
     return op->emitOpError()
            << tableName << " has " << rows << " bucket rows but " << bucketing
            << " has " << bucketing.getNumBuckets() << " buckets";
   }
 
-  /// Window bucketing needs every sequence to fill the window exactly.
-  LogicalResult window(BucketingAttrInterface bucketing, int64_t lq,
-                       int64_t lk) {
+  /// Window bucketing needs every sequence to fill the window exactly:
+  /// dimension `lqDim` of `lqOf` (Lq) and `lkDim` of `lkOf` (Lk).
+  LogicalResult window(BucketingAttrInterface bucketing, Value lqOf,
+                       int64_t lqDim, StringRef lqName, Value lkOf,
+                       int64_t lkDim, StringRef lkName) {
     auto w = dyn_cast<Window2DBucketingAttr>(bucketing);
     if (!w)
       return success();
     int64_t tokens = w.getHeight() * w.getWidth();
-    for (auto [size, name] : {std::pair<int64_t, StringRef>{lq, "Lq"},
-                              std::pair<int64_t, StringRef>{lk, "Lk"}})
-      if (!ShapedType::isDynamic(size) && size != tokens)
+    std::string what;
+    llvm::raw_string_ostream(what) << "tokens of " << bucketing;
+    for (auto [of, dim, name, var] :
+         {std::tuple<Value, int64_t, StringRef, StringRef>{lqOf, lqDim, lqName,
+                                                           "Lq"},
+          {lkOf, lkDim, lkName, "Lk"}}) {
+      int64_t size = sizeOf(of, dim);
+      if (ShapedType::isDynamic(size))
+        record({ShapeConstraint::Kind::EqualConstant,
+                {of, dim, name.str()},
+                {},
+                tokens,
+                what});
+      else if (size != tokens)
         return op->emitOpError()
-               << name << " = " << size << " but " << bucketing << " covers "
+               << var << " = " << size << " but " << bucketing << " covers "
                << tokens << " tokens (height·width)";
+    }
     return success();
   }
 
@@ -101,6 +149,36 @@ struct ShapeChecker {
            << result.getNumDynamicDims() << " expected, got " << numSizes;
   }
 };
+
+/// Result sizes of an op whose dynamic result sizes are index operands.
+void reifyFromDynamicSizes(OpBuilder &b, RankedTensorType type,
+                           ValueRange dynamicSizes,
+                           ReifiedRankedShapedTypeDims &shapes) {
+  SmallVector<OpFoldResult> sizes;
+  unsigned next = 0;
+  for (int64_t d : type.getShape())
+    sizes.push_back(ShapedType::isDynamic(d) ? OpFoldResult(dynamicSizes[next++])
+                                             : OpFoldResult(b.getIndexAttr(d)));
+  shapes.push_back(sizes);
+}
+
+/// Result sizes taken from dimensions of operands: (value, dim) per result
+/// dimension, or a static size where the type has one.
+void reifyFromOperands(OpBuilder &b, Location loc, RankedTensorType type,
+                       ArrayRef<std::pair<Value, int64_t>> from,
+                       ReifiedRankedShapedTypeDims &shapes) {
+  SmallVector<OpFoldResult> sizes;
+  for (auto [d, src] : llvm::enumerate(from)) {
+    if (!type.isDynamicDim(d))
+      sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
+    else if (src.second < 0)
+      sizes.push_back(src.first);
+    else
+      sizes.push_back(
+          b.createOrFold<tensor::DimOp>(loc, src.first, src.second));
+  }
+  shapes.push_back(sizes);
+}
 } // namespace
 
 /// "f32, index" (diagnostics quote types streamed one by one).
@@ -142,22 +220,38 @@ OpFoldResult BucketOp::fold(FoldAdaptor adaptor) {
 // RelativeBiasOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult RelativeBiasOp::verify() {
-  ShapeChecker c{*this};
-  auto table = getTable().getType();
-  auto result = getResult().getType();
+static LogicalResult verifyShapes(RelativeBiasOp op, ShapeChecker &c) {
+  auto table = op.getTable().getType();
+  auto result = op.getResult().getType();
   if ((failed(c.rank(table, "table", 2, "NB×H")) ||
        failed(c.rank(result, "result", 3, "H×Lq×Lk"))))
     return failure();
+  Value t = op.getTable(), r = op.getResult();
   return success(
       !(failed(c.elementTypes({{"table", table}, {"result", result}})) ||
-        failed(c.buckets(getBucketing(), table.getDimSize(0), "table")) ||
-        failed(c.same(table.getDimSize(1), result.getDimSize(0), "head count",
-                      "table", "result")) ||
-        failed(c.dynamicSizes(result, getDynamicSizes().size())) ||
+        failed(c.buckets(op.getBucketing(), t, 0, "table")) ||
+        failed(c.dynamicSizes(result, op.getDynamicSizes().size())) ||
+        failed(c.same(t, 1, r, 0, "head count", "table", "result")) ||
         failed(c.lengths(result.getDimSize(1), result.getDimSize(2))) ||
-        failed(c.window(getBucketing(), result.getDimSize(1),
-                        result.getDimSize(2)))));
+        failed(c.window(op.getBucketing(), r, 1, "result", r, 2, "result"))));
+}
+
+LogicalResult RelativeBiasOp::verify() {
+  ShapeChecker c{*this};
+  return verifyShapes(*this, c);
+}
+
+void RelativeBiasOp::getShapeConstraints(
+    SmallVectorImpl<ShapeConstraint> &constraints) {
+  ShapeChecker c{*this, &constraints};
+  (void)verifyShapes(*this, c);
+}
+
+LogicalResult
+RelativeBiasOp::reifyResultShapes(OpBuilder &b,
+                                  ReifiedRankedShapedTypeDims &shapes) {
+  reifyFromDynamicSizes(b, getResult().getType(), getDynamicSizes(), shapes);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -184,23 +278,45 @@ SmallVector<double> AlibiOp::getDefaultSlopes(int64_t numHeads) {
   return slopes;
 }
 
-LogicalResult AlibiOp::verify() {
-  ShapeChecker c{*this};
-  auto result = getResult().getType();
+static LogicalResult verifyShapes(AlibiOp op, ShapeChecker &c) {
+  auto result = op.getResult().getType();
   if (failed(c.rank(result, "result", 3, "H×Lq×Lk")))
     return failure();
-  if ((failed(c.dynamicSizes(result, getDynamicSizes().size())) ||
+  if ((failed(c.dynamicSizes(result, op.getDynamicSizes().size())) ||
        failed(c.lengths(result.getDimSize(1), result.getDimSize(2)))))
     return failure();
-  if (std::optional<ArrayRef<double>> slopes = getSlopes()) {
-    if (!result.isDynamicDim(0) &&
-        static_cast<int64_t>(slopes->size()) != result.getDimSize(0))
-      return emitOpError() << "has " << slopes->size() << " slopes but "
-                           << result.getDimSize(0) << " heads";
+  if (std::optional<ArrayRef<double>> slopes = op.getSlopes()) {
+    auto count = static_cast<int64_t>(slopes->size());
+    if (result.isDynamicDim(0))
+      c.record({ShapeConstraint::Kind::EqualConstant,
+                {op.getResult(), 0, "result"},
+                {},
+                count,
+                "slopes"});
+    else if (count != result.getDimSize(0))
+      return op.emitOpError() << "has " << slopes->size() << " slopes but "
+                              << result.getDimSize(0) << " heads";
     for (double s : *slopes)
       if (!std::isfinite(s))
-        return emitOpError() << "slopes must be finite, got " << s;
+        return op.emitOpError() << "slopes must be finite, got " << s;
   }
+  return success();
+}
+
+LogicalResult AlibiOp::verify() {
+  ShapeChecker c{*this};
+  return verifyShapes(*this, c);
+}
+
+void AlibiOp::getShapeConstraints(
+    SmallVectorImpl<ShapeConstraint> &constraints) {
+  ShapeChecker c{*this, &constraints};
+  (void)verifyShapes(*this, c);
+}
+
+LogicalResult AlibiOp::reifyResultShapes(OpBuilder &b,
+                                         ReifiedRankedShapedTypeDims &shapes) {
+  reifyFromDynamicSizes(b, getResult().getType(), getDynamicSizes(), shapes);
   return success();
 }
 
@@ -215,41 +331,74 @@ int64_t RotaryOp::getEffectiveRotaryDim() {
   return x.getDimSize(x.getRank() - 1);
 }
 
-LogicalResult RotaryOp::verify() {
-  ShapeChecker c{*this};
-  auto x = getX().getType();
-  auto pos = getPositions().getType();
+static LogicalResult verifyShapes(RotaryOp op, ShapeChecker &c) {
+  auto x = op.getX().getType();
+  auto pos = op.getPositions().getType();
   if (x.getRank() < 2)
-    return emitOpError() << "expects x of rank >= 2 (…×L×D), got " << x;
+    return op.emitOpError() << "expects x of rank >= 2 (…×L×D), got " << x;
   int64_t rank = x.getRank();
   int64_t length = x.getDimSize(rank - 2), dim = x.getDimSize(rank - 1);
   if (pos.getRank() != 1 && pos.getRank() != 2)
-    return emitOpError() << "expects positions of rank 1 (L) or 2 (B×L), got "
-                         << pos;
+    return op.emitOpError()
+           << "expects positions of rank 1 (L) or 2 (B×L), got " << pos;
   if (pos.getRank() == 2 && rank < 3)
-    return emitOpError() << "positions of shape B×L need x of rank >= 3, got "
-                         << x;
-  if ((failed(c.same(pos.getDimSize(pos.getRank() - 1), length,
-                     "sequence length", "positions", "x")) ||
-       failed(pos.getRank() == 2 ? c.same(pos.getDimSize(0), x.getDimSize(0),
-                                          "batch size", "positions", "x")
-                                 : success()) ||
+    return op.emitOpError()
+           << "positions of shape B×L need x of rank >= 3, got " << x;
+  Value xv = op.getX(), pv = op.getPositions();
+  if ((failed(c.same(xv, rank - 2, pv, pos.getRank() - 1, "sequence length",
+                     "x", "positions")) ||
+       failed(pos.getRank() == 2
+                  ? c.same(xv, 0, pv, 0, "batch size", "x", "positions")
+                  : success()) ||
        failed(c.seqLength(length, "L"))))
     return failure();
-  double theta = getTheta().convertToDouble();
+  double theta = op.getTheta().convertToDouble();
   if (!std::isfinite(theta) || theta <= 0.0)
-    return emitOpError() << "theta must be finite and positive, got " << theta;
-  if (std::optional<int64_t> r = getRotaryDim()) {
+    return op.emitOpError() << "theta must be finite and positive, got "
+                            << theta;
+  if (std::optional<int64_t> r = op.getRotaryDim()) {
     if (*r < 0 || *r % 2 != 0)
-      return emitOpError() << "rotary_dim must be even and non-negative, got "
-                           << *r;
+      return op.emitOpError()
+             << "rotary_dim must be even and non-negative, got " << *r;
     if (!ShapedType::isDynamic(dim) && *r > dim)
-      return emitOpError() << "rotary_dim = " << *r
-                           << " exceeds the head dimension D = " << dim;
+      return op.emitOpError() << "rotary_dim = " << *r
+                              << " exceeds the head dimension D = " << dim;
+    if (ShapedType::isDynamic(dim))
+      c.record({ShapeConstraint::Kind::AtLeast,
+                {xv, rank - 1, "x"},
+                {},
+                *r,
+                "rotary_dim"});
   } else if (!ShapedType::isDynamic(dim) && dim % 2 != 0) {
-    return emitOpError() << "rotary_dim defaults to D = " << dim
-                         << ", which must be even";
+    return op.emitOpError() << "rotary_dim defaults to D = " << dim
+                            << ", which must be even";
+  } else if (ShapedType::isDynamic(dim)) {
+    c.record({ShapeConstraint::Kind::MultipleOfConstant,
+              {xv, rank - 1, "x"},
+              {},
+              2,
+              "rotary_dim (defaults to the head dimension)"});
   }
+  return success();
+}
+
+LogicalResult RotaryOp::verify() {
+  ShapeChecker c{*this};
+  return verifyShapes(*this, c);
+}
+
+void RotaryOp::getShapeConstraints(
+    SmallVectorImpl<ShapeConstraint> &constraints) {
+  ShapeChecker c{*this, &constraints};
+  (void)verifyShapes(*this, c);
+}
+
+LogicalResult RotaryOp::reifyResultShapes(OpBuilder &b,
+                                          ReifiedRankedShapedTypeDims &shapes) {
+  SmallVector<std::pair<Value, int64_t>> from;
+  for (int64_t d = 0; d < getX().getType().getRank(); ++d)
+    from.push_back({getX(), d});
+  reifyFromOperands(b, getLoc(), getResult().getType(), from, shapes);
   return success();
 }
 
@@ -263,106 +412,160 @@ OpFoldResult RotaryOp::fold(FoldAdaptor) {
 // ShawLogitsOp / ShawValuesOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult ShawLogitsOp::verify() {
-  ShapeChecker c{*this};
-  auto q = getQ().getType();
-  auto emb = getEmb().getType();
-  auto result = getResult().getType();
+static LogicalResult verifyShapes(ShawLogitsOp op, ShapeChecker &c) {
+  auto q = op.getQ().getType();
+  auto emb = op.getEmb().getType();
+  auto result = op.getResult().getType();
   if ((failed(c.rank(q, "q", 4, "B×H×Lq×D")) ||
        failed(c.rank(emb, "emb", 2, "NB×D")) ||
        failed(c.rank(result, "result", 4, "B×H×Lq×Lk"))))
     return failure();
-  if (result.isDynamicDim(3) != static_cast<bool>(getKeyLength()))
-    return emitOpError() << "expects a key_length operand exactly when Lk is "
-                            "dynamic in the result type";
-  return success(!(
-      failed(c.elementTypes({{"q", q}, {"emb", emb}, {"result", result}})) ||
-      failed(c.buckets(getBucketing(), emb.getDimSize(0), "emb")) ||
-      failed(c.same(emb.getDimSize(1), q.getDimSize(3), "head dimension", "emb",
-                    "q")) ||
-      failed(c.same(q.getDimSize(0), result.getDimSize(0), "batch size", "q",
-                    "result")) ||
-      failed(c.same(q.getDimSize(1), result.getDimSize(1), "head count", "q",
-                    "result")) ||
-      failed(c.same(q.getDimSize(2), result.getDimSize(2), "query length", "q",
-                    "result")) ||
-      failed(c.lengths(q.getDimSize(2), result.getDimSize(3))) ||
-      failed(c.window(getBucketing(), q.getDimSize(2), result.getDimSize(3)))));
+  if (result.isDynamicDim(3) != static_cast<bool>(op.getKeyLength()))
+    return op.emitOpError() << "expects a key_length operand exactly when Lk "
+                               "is dynamic in the result type";
+  Value qv = op.getQ(), ev = op.getEmb(), r = op.getResult();
+  return success(
+      !(failed(c.elementTypes({{"q", q}, {"emb", emb}, {"result", result}})) ||
+        failed(c.buckets(op.getBucketing(), ev, 0, "emb")) ||
+        failed(c.same(qv, 3, ev, 1, "head dimension", "q", "emb")) ||
+        failed(c.lengths(q.getDimSize(2), result.getDimSize(3))) ||
+        failed(c.window(op.getBucketing(), qv, 2, "q", r, 3, "result"))));
 }
 
-LogicalResult ShawValuesOp::verify() {
+LogicalResult ShawLogitsOp::verify() {
   ShapeChecker c{*this};
-  auto p = getP().getType();
-  auto emb = getEmb().getType();
-  auto result = getResult().getType();
+  if (failed(verifyShapes(*this, c)))
+    return failure();
+  // The result's B, H, Lq are q's (reified from q: static checks only).
+  static constexpr const char *kWhat[] = {"batch size", "head count",
+                                          "query length"};
+  for (int64_t d = 0; d < 3; ++d)
+    if (failed(c.same(getQ(), d, getResult(), d, kWhat[d], "q", "result")))
+      return failure();
+  return success();
+}
+
+void ShawLogitsOp::getShapeConstraints(
+    SmallVectorImpl<ShapeConstraint> &constraints) {
+  ShapeChecker c{*this, &constraints};
+  (void)verifyShapes(*this, c);
+}
+
+LogicalResult
+ShawLogitsOp::reifyResultShapes(OpBuilder &b,
+                                ReifiedRankedShapedTypeDims &shapes) {
+  Value q = getQ();
+  reifyFromOperands(b, getLoc(), getResult().getType(),
+                    {{q, 0}, {q, 1}, {q, 2}, {getKeyLength(), -1}}, shapes);
+  return success();
+}
+
+static LogicalResult verifyShapes(ShawValuesOp op, ShapeChecker &c) {
+  auto p = op.getP().getType();
+  auto emb = op.getEmb().getType();
+  auto result = op.getResult().getType();
   if ((failed(c.rank(p, "p", 4, "B×H×Lq×Lk")) ||
        failed(c.rank(emb, "emb", 2, "NB×D")) ||
        failed(c.rank(result, "result", 4, "B×H×Lq×D"))))
     return failure();
+  Value pv = op.getP(), ev = op.getEmb();
   return success(
       !(failed(c.elementTypes({{"p", p}, {"emb", emb}, {"result", result}})) ||
-        failed(c.buckets(getBucketing(), emb.getDimSize(0), "emb")) ||
-        failed(c.same(emb.getDimSize(1), result.getDimSize(3), "head dimension",
-                      "emb", "result")) ||
-        failed(c.same(p.getDimSize(0), result.getDimSize(0), "batch size", "p",
-                      "result")) ||
-        failed(c.same(p.getDimSize(1), result.getDimSize(1), "head count", "p",
-                      "result")) ||
-        failed(c.same(p.getDimSize(2), result.getDimSize(2), "query length",
-                      "p", "result")) ||
+        failed(c.buckets(op.getBucketing(), ev, 0, "emb")) ||
         failed(c.lengths(p.getDimSize(2), p.getDimSize(3))) ||
-        failed(c.window(getBucketing(), p.getDimSize(2), p.getDimSize(3)))));
+        failed(c.window(op.getBucketing(), pv, 2, "p", pv, 3, "p"))));
+}
+
+LogicalResult ShawValuesOp::verify() {
+  ShapeChecker c{*this};
+  if (failed(verifyShapes(*this, c)))
+    return failure();
+  Value p = getP(), r = getResult();
+  return success(
+      !(failed(c.same(getEmb(), 1, r, 3, "head dimension", "emb", "result")) ||
+        failed(c.same(p, 0, r, 0, "batch size", "p", "result")) ||
+        failed(c.same(p, 1, r, 1, "head count", "p", "result")) ||
+        failed(c.same(p, 2, r, 2, "query length", "p", "result"))));
+}
+
+void ShawValuesOp::getShapeConstraints(
+    SmallVectorImpl<ShapeConstraint> &constraints) {
+  ShapeChecker c{*this, &constraints};
+  (void)verifyShapes(*this, c);
+}
+
+LogicalResult
+ShawValuesOp::reifyResultShapes(OpBuilder &b,
+                                ReifiedRankedShapedTypeDims &shapes) {
+  Value p = getP();
+  reifyFromOperands(b, getLoc(), getResult().getType(),
+                    {{p, 0}, {p, 1}, {p, 2}, {getEmb(), 1}}, shapes);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
 // DisentangledBiasOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult DisentangledBiasOp::verify() {
-  ShapeChecker c{*this};
-  auto q = getQ().getType(), k = getK().getType();
-  auto posQ = getPosQ().getType(), posK = getPosK().getType();
-  auto result = getResult().getType();
+static LogicalResult verifyShapes(DisentangledBiasOp op, ShapeChecker &c) {
+  auto q = op.getQ().getType(), k = op.getK().getType();
+  auto posQ = op.getPosQ().getType(), posK = op.getPosK().getType();
+  auto result = op.getResult().getType();
   if ((failed(c.rank(q, "q", 4, "B×H×Lq×D")) ||
        failed(c.rank(k, "k", 4, "B×H×Lk×D")) ||
        failed(c.rank(posQ, "pos_q", 3, "H×NB×D")) ||
        failed(c.rank(posK, "pos_k", 3, "H×NB×D")) ||
        failed(c.rank(result, "result", 4, "B×H×Lq×Lk"))))
     return failure();
-  if (!getC2p() && !getP2c())
-    return emitOpError() << "needs at least one of 'c2p' and 'p2c'";
+  if (!op.getC2p() && !op.getP2c())
+    return op.emitOpError() << "needs at least one of 'c2p' and 'p2c'";
+  Value qv = op.getQ(), kv = op.getK();
   if ((failed(c.elementTypes({{"q", q},
                               {"k", k},
                               {"pos_q", posQ},
                               {"pos_k", posK},
                               {"result", result}})) ||
-       failed(
-           c.same(q.getDimSize(0), k.getDimSize(0), "batch size", "q", "k")) ||
-       failed(
-           c.same(q.getDimSize(1), k.getDimSize(1), "head count", "q", "k")) ||
-       failed(c.same(q.getDimSize(3), k.getDimSize(3), "head dimension", "q",
-                     "k"))))
+       failed(c.same(qv, 0, kv, 0, "batch size", "q", "k")) ||
+       failed(c.same(qv, 1, kv, 1, "head count", "q", "k")) ||
+       failed(c.same(qv, 3, kv, 3, "head dimension", "q", "k"))))
     return failure();
   for (auto [pos, name] :
-       {std::pair<RankedTensorType, StringRef>{posQ, "pos_q"},
-        std::pair<RankedTensorType, StringRef>{posK, "pos_k"}})
-    if ((failed(c.same(pos.getDimSize(0), q.getDimSize(1), "head count", name,
-                       "q")) ||
-         failed(c.buckets(getBucketing(), pos.getDimSize(1), name)) ||
-         failed(c.same(pos.getDimSize(2), q.getDimSize(3), "head dimension",
-                       name, "q"))))
+       {std::pair<Value, StringRef>{op.getPosQ(), "pos_q"},
+        std::pair<Value, StringRef>{op.getPosK(), "pos_k"}})
+    if ((failed(c.same(qv, 1, pos, 0, "head count", "q", name)) ||
+         failed(c.buckets(op.getBucketing(), pos, 1, name)) ||
+         failed(c.same(qv, 3, pos, 2, "head dimension", "q", name))))
       return failure();
   return success(
-      !(failed(c.same(q.getDimSize(0), result.getDimSize(0), "batch size", "q",
-                      "result")) ||
-        failed(c.same(q.getDimSize(1), result.getDimSize(1), "head count", "q",
-                      "result")) ||
-        failed(c.same(q.getDimSize(2), result.getDimSize(2), "query length",
-                      "q", "result")) ||
-        failed(c.same(k.getDimSize(2), result.getDimSize(3), "key length", "k",
-                      "result")) ||
-        failed(c.lengths(q.getDimSize(2), k.getDimSize(2))) ||
-        failed(c.window(getBucketing(), q.getDimSize(2), k.getDimSize(2)))));
+      !(failed(c.lengths(q.getDimSize(2), k.getDimSize(2))) ||
+        failed(c.window(op.getBucketing(), qv, 2, "q", kv, 2, "k"))));
+}
+
+LogicalResult DisentangledBiasOp::verify() {
+  ShapeChecker c{*this};
+  if (failed(verifyShapes(*this, c)))
+    return failure();
+  Value q = getQ(), r = getResult();
+  return success(
+      !(failed(c.same(q, 0, r, 0, "batch size", "q", "result")) ||
+        failed(c.same(q, 1, r, 1, "head count", "q", "result")) ||
+        failed(c.same(q, 2, r, 2, "query length", "q", "result")) ||
+        failed(c.same(getK(), 2, r, 3, "key length", "k", "result"))));
+}
+
+void DisentangledBiasOp::getShapeConstraints(
+    SmallVectorImpl<ShapeConstraint> &constraints) {
+  ShapeChecker c{*this, &constraints};
+  (void)verifyShapes(*this, c);
+}
+
+LogicalResult
+DisentangledBiasOp::reifyResultShapes(OpBuilder &b,
+                                      ReifiedRankedShapedTypeDims &shapes) {
+  Value q = getQ();
+  reifyFromOperands(b, getLoc(), getResult().getType(),
+                    {{q, 0}, {q, 1}, {q, 2}, {getK(), 2}}, shapes);
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -378,87 +581,116 @@ std::optional<double> AttentionOp::getStaticScale() {
   return 1.0 / std::sqrt(static_cast<double>(d));
 }
 
-LogicalResult AttentionOp::verify() {
-  ShapeChecker c{*this};
-  auto q = getQ().getType(), k = getK().getType(), v = getV().getType();
-  auto result = getResult().getType();
+static LogicalResult verifyShapes(AttentionOp op, ShapeChecker &c) {
+  auto q = op.getQ().getType(), k = op.getK().getType(),
+       v = op.getV().getType();
+  auto result = op.getResult().getType();
   if ((failed(c.rank(q, "q", 4, "B×H×Lq×D")) ||
        failed(c.rank(k, "k", 4, "B×Hkv×Lk×D")) ||
        failed(c.rank(v, "v", 4, "B×Hkv×Lk×Dv")) ||
        failed(c.rank(result, "result", 4, "B×H×Lq×Dv"))))
     return failure();
-  int64_t batch = q.getDimSize(0), heads = q.getDimSize(1);
-  int64_t lq = q.getDimSize(2), lk = k.getDimSize(2);
-  int64_t kvHeads = k.getDimSize(1);
+  Value qv = op.getQ(), kv = op.getK(), vv = op.getV();
+  int64_t heads = q.getDimSize(1), kvHeads = k.getDimSize(1);
   if ((failed(c.elementTypes(
            {{"q", q}, {"k", k}, {"v", v}, {"result", result}})) ||
-       failed(c.same(batch, k.getDimSize(0), "batch size", "q", "k")) ||
-       failed(c.same(batch, v.getDimSize(0), "batch size", "q", "v")) ||
-       failed(c.same(kvHeads, v.getDimSize(1), "key/value head count", "k",
-                     "v")) ||
-       failed(c.same(lk, v.getDimSize(2), "key length", "k", "v")) ||
-       failed(c.same(q.getDimSize(3), k.getDimSize(3), "head dimension", "q",
-                     "k")) ||
-       failed(
-           c.same(batch, result.getDimSize(0), "batch size", "q", "result")) ||
-       failed(
-           c.same(heads, result.getDimSize(1), "head count", "q", "result")) ||
-       failed(
-           c.same(lq, result.getDimSize(2), "query length", "q", "result")) ||
-       failed(c.same(v.getDimSize(3), result.getDimSize(3), "value dimension",
-                     "v", "result")) ||
-       failed(c.lengths(lq, lk))))
+       failed(c.same(qv, 0, kv, 0, "batch size", "q", "k")) ||
+       failed(c.same(qv, 0, vv, 0, "batch size", "q", "v")) ||
+       failed(c.same(kv, 1, vv, 1, "key/value head count", "k", "v")) ||
+       failed(c.same(kv, 2, vv, 2, "key length", "k", "v")) ||
+       failed(c.same(qv, 3, kv, 3, "head dimension", "q", "k")) ||
+       failed(c.lengths(q.getDimSize(2), k.getDimSize(2)))))
     return failure();
-  if (!ShapedType::isDynamic(heads) && !ShapedType::isDynamic(kvHeads) &&
-      (kvHeads == 0 || heads % kvHeads != 0))
-    return emitOpError() << "query head count " << heads
-                         << " is not a multiple of the key/value head count "
-                         << kvHeads;
+  if (ShapedType::isDynamic(heads) || ShapedType::isDynamic(kvHeads))
+    c.record({ShapeConstraint::Kind::MultipleOf,
+              {qv, 1, "q"},
+              {kv, 1, "k"},
+              0,
+              "query head count (grouped-query attention)"});
+  else if (kvHeads == 0 || heads % kvHeads != 0)
+    return op.emitOpError() << "query head count " << heads
+                            << " is not a multiple of the key/value head count "
+                            << kvHeads;
 
-  if (Value bias = getBias()) {
+  if (Value bias = op.getBias()) {
     auto b = cast<RankedTensorType>(bias.getType());
     if (b.getRank() != 3 && b.getRank() != 4)
-      return emitOpError() << "expects bias of rank 3 (H×Lq×Lk) or 4 "
-                              "(B×H×Lq×Lk), got "
-                           << b;
+      return op.emitOpError() << "expects bias of rank 3 (H×Lq×Lk) or 4 "
+                                 "(B×H×Lq×Lk), got "
+                              << b;
     if (failed(c.elementTypes({{"q", q}, {"bias", b}})))
       return failure();
     // Trailing dims of the bias against B×H×Lq×Lk; a static 1 broadcasts.
-    int64_t full[] = {batch, heads, lq, lk};
+    std::pair<Value, int64_t> full[] = {{qv, 0}, {qv, 1}, {qv, 2}, {kv, 2}};
     const char *names[] = {"batch size", "head count", "query length",
                            "key length"};
+    const char *fullNames[] = {"q", "q", "q", "k"};
     for (int64_t d = 0; d < b.getRank(); ++d) {
       int64_t fd = 4 - b.getRank() + d;
-      int64_t size = b.getDimSize(d);
-      if (size == 1)
+      if (b.getDimSize(d) == 1)
         continue;
-      if (failed(c.same(size, full[fd], names[fd], "bias", "q/k")))
+      if (failed(c.same(full[fd].first, full[fd].second, bias, d, names[fd],
+                        fullNames[fd], "bias")))
         return failure();
     }
   }
-  if (Value lengths = getKeyLengths())
-    if (failed(c.same(cast<RankedTensorType>(lengths.getType()).getDimSize(0),
-                      batch, "batch size", "key_lengths", "q")))
+  if (Value lengths = op.getKeyLengths()) {
+    if (failed(c.same(qv, 0, lengths, 0, "batch size", "q", "key_lengths")))
       return failure();
+    c.record({ShapeConstraint::Kind::ValuesInRange,
+              {lengths, -1, "key_lengths"},
+              {kv, 2, "k"},
+              0,
+              "key lengths"});
+  }
 
-  std::optional<BucketingAttrInterface> bucketing = getBucketing();
-  if (Value relValues = getRelValues()) {
+  std::optional<BucketingAttrInterface> bucketing = op.getBucketing();
+  if (Value relValues = op.getRelValues()) {
     if (!bucketing)
-      return emitOpError() << "rel_values requires a 'bucketing' attribute";
+      return op.emitOpError() << "rel_values requires a 'bucketing' attribute";
     auto e = cast<RankedTensorType>(relValues.getType());
     if ((failed(c.rank(e, "rel_values", 2, "NB×Dv"))))
       return failure();
     if ((failed(c.elementTypes({{"q", q}, {"rel_values", e}})) ||
-         failed(c.buckets(*bucketing, e.getDimSize(0), "rel_values")) ||
-         failed(c.same(e.getDimSize(1), v.getDimSize(3), "value dimension",
-                       "rel_values", "v"))))
+         failed(c.buckets(*bucketing, relValues, 0, "rel_values")) ||
+         failed(c.same(vv, 3, relValues, 1, "value dimension", "v",
+                       "rel_values"))))
       return failure();
   }
-  if (bucketing && failed(c.window(*bucketing, lq, lk)))
+  if (bucketing &&
+      failed(c.window(*bucketing, qv, 2, "q", kv, 2, "k")))
     return failure();
-  if (std::optional<APFloat> s = getScale())
+  if (std::optional<APFloat> s = op.getScale())
     if (!s->isFinite())
-      return emitOpError() << "scale must be finite";
+      return op.emitOpError() << "scale must be finite";
+  return success();
+}
+
+LogicalResult AttentionOp::verify() {
+  ShapeChecker c{*this};
+  if (failed(verifyShapes(*this, c)))
+    return failure();
+  // The result is B×H×Lq×Dv of q and v (reified: static checks only).
+  Value q = getQ(), r = getResult();
+  return success(
+      !(failed(c.same(q, 0, r, 0, "batch size", "q", "result")) ||
+        failed(c.same(q, 1, r, 1, "head count", "q", "result")) ||
+        failed(c.same(q, 2, r, 2, "query length", "q", "result")) ||
+        failed(c.same(getV(), 3, r, 3, "value dimension", "v", "result"))));
+}
+
+void AttentionOp::getShapeConstraints(
+    SmallVectorImpl<ShapeConstraint> &constraints) {
+  ShapeChecker c{*this, &constraints};
+  (void)verifyShapes(*this, c);
+}
+
+LogicalResult
+AttentionOp::reifyResultShapes(OpBuilder &b,
+                               ReifiedRankedShapedTypeDims &shapes) {
+  Value q = getQ();
+  reifyFromOperands(b, getLoc(), getResult().getType(),
+                    {{q, 0}, {q, 1}, {q, 2}, {getV(), 3}}, shapes);
   return success();
 }
 
@@ -484,6 +716,8 @@ LogicalResult AttentionOp::verifyRegions() {
            << typesToString(yield.getValues().getTypes()) << ")";
   return success();
 }
+
+#include "rpe/Dialect/RPE/IR/RPEOpInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "rpe/Dialect/RPE/IR/RPEOps.cpp.inc"

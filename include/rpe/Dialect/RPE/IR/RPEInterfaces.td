@@ -34,4 +34,22 @@ def RPE_BucketingAttrInterface : AttrInterface<"BucketingAttrInterface"> {
   ];
 }
 
+def RPE_ShapeConstrainedOpInterface
+    : OpInterface<"ShapeConstrainedOpInterface"> {
+  let cppNamespace = "::mlir::rpe";
+  let description = [{
+    An op whose operand sizes must agree for it to stay in bounds (a head
+    dimension shared by q and k, a table with one row per bucket, ...). The
+    verifier checks the static sizes; `getShapeConstraints` lists every
+    constraint that involves a dynamic size, so that rpe-insert-shape-checks
+    can check them when a compiled entry point is called.
+  }];
+  let methods = [
+    InterfaceMethod<[{
+        Appends the constraints on dynamic sizes (the op must verify).
+      }], "void", "getShapeConstraints",
+      (ins "::llvm::SmallVectorImpl<::mlir::rpe::ShapeConstraint> &":$constraints)>,
+  ];
+}
+
 #endif // RPE_DIALECT_RPE_IR_RPEINTERFACES_TD

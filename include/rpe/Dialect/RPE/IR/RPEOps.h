@@ -13,6 +13,9 @@
 
 #include "rpe/Dialect/RPE/IR/RPEAttrs.h"
 #include "rpe/Dialect/RPE/IR/RPEDialect.h"
+#include "rpe/Dialect/RPE/IR/ShapeConstraints.h"
+
+#include "rpe/Dialect/RPE/IR/RPEOpInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "rpe/Dialect/RPE/IR/RPEOps.h.inc"

@@ -1,6 +1,6 @@
 //===- RPEOps.td - rpe operations --------------------------*- tablegen -*-===//
 //
-// Exact semantics of every op: docs/DESIGN-notes.md and ../shared DESIGN §4.2.
+// Exact semantics of every op: docs/Semantics.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,8 +45,11 @@ def RPE_BucketOp : RPE_Op<"bucket", [Pure]> {
 // rpe.relative_bias
 //===----------------------------------------------------------------------===//
 
-def RPE_RelativeBiasOp : RPE_Op<"relative_bias",
-    [Pure, AttrSizedOperandSegments]> {
+def RPE_RelativeBiasOp : RPE_Op<"relative_bias", [
+    DeclareOpInterfaceMethods<RPE_ShapeConstrainedOpInterface>,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>,
+    Pure, AttrSizedOperandSegments]> {
   let summary = "Scalar relative-position bias looked up from a table";
   let description = [{
     `table : NB×H` → `H×Lq×Lk`, `out[h, i, j] = table[bucket(i + q_offset, j), h]`
@@ -74,7 +77,11 @@ def RPE_RelativeBiasOp : RPE_Op<"relative_bias",
 // rpe.alibi
 //===----------------------------------------------------------------------===//
 
-def RPE_AlibiOp : RPE_Op<"alibi", [Pure, AttrSizedOperandSegments]> {
+def RPE_AlibiOp : RPE_Op<"alibi", [
+    DeclareOpInterfaceMethods<RPE_ShapeConstrainedOpInterface>,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>,
+    Pure, AttrSizedOperandSegments]> {
   let summary = "ALiBi linear distance bias";
   let description = [{
     → `H×Lq×Lk`: `out[h, i, j] = -m_h·|i' - j|` with `symmetric`, else
@@ -108,7 +115,11 @@ def RPE_AlibiOp : RPE_Op<"alibi", [Pure, AttrSizedOperandSegments]> {
 // rpe.rotary
 //===----------------------------------------------------------------------===//
 
-def RPE_RotaryOp : RPE_Op<"rotary", [Pure, AllTypesMatch<["x", "result"]>]> {
+def RPE_RotaryOp : RPE_Op<"rotary", [
+    DeclareOpInterfaceMethods<RPE_ShapeConstrainedOpInterface>,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>,
+    Pure, AllTypesMatch<["x", "result"]>]> {
   let summary = "Rotary position embedding (RoPE)";
   let description = [{
     `x : …×L×D`, `positions : L` or `B×L` integers (B is x's leading dim).
@@ -145,7 +156,11 @@ def RPE_RotaryOp : RPE_Op<"rotary", [Pure, AllTypesMatch<["x", "result"]>]> {
 // rpe.shaw_logits / rpe.shaw_values
 //===----------------------------------------------------------------------===//
 
-def RPE_ShawLogitsOp : RPE_Op<"shaw_logits", [Pure]> {
+def RPE_ShawLogitsOp : RPE_Op<"shaw_logits", [
+    DeclareOpInterfaceMethods<RPE_ShapeConstrainedOpInterface>,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>,
+    Pure]> {
   let summary = "Shaw et al. key-side relative logits q·a^K";
   let description = [{
     `q : B×H×Lq×D`, `emb : NB×D` → `B×H×Lq×Lk`:
@@ -168,7 +183,11 @@ def RPE_ShawLogitsOp : RPE_Op<"shaw_logits", [Pure]> {
   let hasVerifier = 1;
 }
 
-def RPE_ShawValuesOp : RPE_Op<"shaw_values", [Pure]> {
+def RPE_ShawValuesOp : RPE_Op<"shaw_values", [
+    DeclareOpInterfaceMethods<RPE_ShapeConstrainedOpInterface>,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>,
+    Pure]> {
   let summary = "Shaw et al. value-side relative term Σ_j p_ij·a^V";
   let description = [{
     `p : B×H×Lq×Lk`, `emb : NB×D` → `B×H×Lq×D`:
@@ -193,7 +212,11 @@ def RPE_ShawValuesOp : RPE_Op<"shaw_values", [Pure]> {
 // rpe.disentangled_bias
 //===----------------------------------------------------------------------===//
 
-def RPE_DisentangledBiasOp : RPE_Op<"disentangled_bias", [Pure]> {
+def RPE_DisentangledBiasOp : RPE_Op<"disentangled_bias", [
+    DeclareOpInterfaceMethods<RPE_ShapeConstrainedOpInterface>,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>,
+    Pure]> {
   let summary = "DeBERTa content-to-position and position-to-content terms";
   let description = [{
     `q : B×H×Lq×D`, `k : B×H×Lk×D`, `pos_q, pos_k : H×NB×D` → `B×H×Lq×Lk`:
@@ -226,6 +249,9 @@ def RPE_DisentangledBiasOp : RPE_Op<"disentangled_bias", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def RPE_AttentionOp : RPE_Op<"attention", [
+    DeclareOpInterfaceMethods<RPE_ShapeConstrainedOpInterface>,
+    DeclareOpInterfaceMethods<ReifyRankedShapedTypeOpInterface,
+        ["reifyResultShapes"]>,
     RecursiveMemoryEffects, RecursivelySpeculatable,
     AttrSizedOperandSegments]> {
   let summary = "Scaled dot-product attention with relative position terms";
