@@ -67,7 +67,11 @@ int rpeCompile(RpeContext *context, const char *text, size_t length,
 /// Parses and verifies `text` and describes its public functions as JSON:
 /// {"functions": [{"name": ..., "arguments": [T...], "results": [T...]}]}
 /// with T = {"kind": "tensor", "element": "f32", "shape": [1, -1, 8]} (-1 is
-/// a dynamic size) or {"kind": "scalar", "type": "index"}. Returns 0 and sets
+/// a dynamic size) or {"kind": "scalar", "type": "index"}. A function with
+/// run-time size checks (rpe-insert-shape-checks) also has "shape_check":
+/// {"function": "<name>_check", "messages": [printf formats]}: the check
+/// function takes the same arguments and returns (code, a, b, c); code 0
+/// means the sizes agree, else messages[code - 1] formats (a, b, c). Returns 0 and sets
 /// `*json`, or 1 and sets `*diagnostics`; release both with rpeFreeString.
 int rpeDescribeModule(RpeContext *context, const char *text, size_t length,
                       const char *source_name, char **json,

@@ -157,7 +157,7 @@ int rpeCompile(RpeContext *context, const char *text, size_t length,
   if (failed(rpe::checkOptions(opts, loc)))
     return fail();
   OwningOpRef<ModuleOp> module = parse(capture, ctx);
-  if (!module)
+  if (!module || failed(rpe::insertShapeChecks(*module)))
     return fail();
   if (headerPath) {
     std::string error;
@@ -184,22 +184,34 @@ int rpeDescribeModule(RpeContext *context, const char *text, size_t length,
   DiagnosticCapture capture(ctx, StringRef(text, length),
                             sourceName ? sourceName : "<input>");
   OwningOpRef<ModuleOp> module = parse(capture, ctx);
-  if (!module) {
+  if (!module || failed(rpe::insertShapeChecks(*module))) {
     capture.release(diagnostics);
     return 1;
   }
   llvm::json::Array functions;
   for (auto func : module->getOps<func::FuncOp>()) {
-    if (!func.isPublic() || func.isExternal())
+    if (!func.isPublic() || func.isExternal() ||
+        func->hasAttr("rpe.shape_check_messages"))
       continue;
     llvm::json::Array args, results;
     for (Type t : func.getArgumentTypes())
       args.push_back(describeType(t));
     for (Type t : func.getResultTypes())
       results.push_back(describeType(t));
-    functions.push_back(llvm::json::Object{{"name", func.getSymName()},
-                                           {"arguments", std::move(args)},
-                                           {"results", std::move(results)}});
+    llvm::json::Object entry{{"name", func.getSymName()},
+                             {"arguments", std::move(args)},
+                             {"results", std::move(results)}};
+    if (auto check = func->getAttrOfType<FlatSymbolRefAttr>("rpe.shape_check"))
+      if (auto checkFunc = module->lookupSymbol<func::FuncOp>(check.getAttr()))
+        if (auto messages = checkFunc->getAttrOfType<ArrayAttr>(
+                "rpe.shape_check_messages")) {
+          llvm::json::Array list;
+          for (Attribute m : messages)
+            list.push_back(cast<StringAttr>(m).getValue());
+          entry["shape_check"] = llvm::json::Object{
+              {"function", check.getValue()}, {"messages", std::move(list)}};
+        }
+    functions.push_back(std::move(entry));
   }
   std::string out;
   llvm::raw_string_ostream os(out);

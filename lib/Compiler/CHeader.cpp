@@ -11,6 +11,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -92,11 +94,16 @@ struct HeaderWriter {
     return s;
   }
 
+  /// Checked wrappers (rpe-insert-shape-checks), after every declaration.
+  std::string wrappers;
+
   LogicalResult declare(func::FuncOp func) {
     Location loc = func.getLoc();
     FunctionType type = func.getFunctionType();
     SmallVector<std::string> params;
     std::string ret = "void";
+    // Names passed through by the checked wrapper.
+    SmallVector<std::string> resultParams, argParams, argNames;
     if (type.getNumResults() == 1 && !isa<ShapedType>(type.getResult(0))) {
       FailureOr<std::string> r = cType(type.getResult(0), loc);
       if (failed(r))
@@ -107,6 +114,7 @@ struct HeaderWriter {
       if (failed(r))
         return failure();
       params.push_back(*r + " *result");
+      resultParams.push_back(params.back());
     } else if (type.getNumResults() > 1) {
       std::string name = "rpe_" + func.getSymName().str() + "_results";
       std::string def;
@@ -121,6 +129,7 @@ struct HeaderWriter {
       d << "} " << name << ";\n";
       define(name, def);
       params.push_back(name + " *results");
+      resultParams.push_back(params.back());
     }
     for (auto [i, input] : llvm::enumerate(type.getInputs())) {
       FailureOr<std::string> t = cType(input, loc);
@@ -128,6 +137,8 @@ struct HeaderWriter {
         return failure();
       params.push_back(*t + (isa<ShapedType>(input) ? " *" : " ") + "arg" +
                        std::to_string(i));
+      argParams.push_back(params.back());
+      argNames.push_back("arg" + std::to_string(i));
     }
     llvm::raw_string_ostream b(body);
     b << "/// " << func.getSymName() << type << "\n";
@@ -136,7 +147,96 @@ struct HeaderWriter {
     if (params.empty())
       b << "void";
     b << ");\n\n";
+    if (auto check = func->getAttrOfType<FlatSymbolRefAttr>("rpe.shape_check"))
+      return wrap(func, check.getValue(), ret, resultParams, argParams,
+                  argNames);
     return success();
+  }
+
+  /// rpe_<F>_check and rpe_<F>: the entry point with its argument sizes
+  /// checked first (nothing is written on failure).
+  LogicalResult wrap(func::FuncOp func, StringRef checkName, StringRef ret,
+                     ArrayRef<std::string> resultParams,
+                     ArrayRef<std::string> argParams,
+                     ArrayRef<std::string> argNames) {
+    auto check = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        func, StringAttr::get(func.getContext(), checkName));
+    auto messages =
+        check ? check->getAttrOfType<ArrayAttr>("rpe.shape_check_messages")
+              : ArrayAttr();
+    if (!messages)
+      return func.emitError() << "@" << checkName
+                              << " is not a shape check made by "
+                                 "rpe-insert-shape-checks";
+    std::string name = func.getSymName().str();
+    std::string checkStr = checkName.str();
+    llvm::raw_string_ostream w(wrappers);
+    w << "/// The printf formats of rpe_" << name
+      << "_check's messages (then NULL).\n";
+    w << "static const char *const rpe_" << name << "_check_messages[] = {\n";
+    for (Attribute m : messages)
+      w << "    " << cString(cast<StringAttr>(m).getValue()) << ",\n";
+    w << "    NULL};\n\n";
+    std::string errorParams = "char *error, size_t error_size";
+    std::string args = llvm::join(argNames, ", ");
+    w << "/// Checks the argument sizes of " << name
+      << ": 0 when they agree with what its ops\n/// need; else the (1-based) "
+         "number of the first failed constraint, its\n/// message written to "
+         "`error` (at most error_size bytes) unless NULL.\n";
+    w << "static inline int rpe_" << name << "_check(";
+    for (const std::string &p : argParams)
+      w << p << ", ";
+    w << errorParams << ") {\n";
+    w << "  rpe_" << checkStr << "_results r;\n";
+    w << "  _mlir_ciface_" << checkStr << "(&r" << (args.empty() ? "" : ", ")
+      << args << ");\n";
+    w << "  if (r.r0 == 0)\n    return 0;\n";
+    w << "  if (error && error_size)\n    snprintf(error, error_size, rpe_"
+      << name << "_check_messages[r.r0 - 1],\n             (long long)r.r1, "
+                 "(long long)r.r2, (long long)r.r3);\n";
+    w << "  return (int)r.r0;\n}\n\n";
+    // The checked entry point.
+    SmallVector<std::string> params(resultParams.begin(), resultParams.end());
+    bool scalarResult = ret != "void";
+    if (scalarResult)
+      params.push_back(ret.str() + " *result");
+    params.append(argParams.begin(), argParams.end());
+    params.push_back(errorParams);
+    w << "/// " << name << " with its argument sizes checked first "
+      << "(rpe_" << name << "_check):\n/// returns 0, or its nonzero status "
+      << "with nothing written to the results.\n";
+    w << "static inline int rpe_" << name << "(" << llvm::join(params, ", ")
+      << ") {\n";
+    w << "  int status = rpe_" << name << "_check(" << args
+      << (args.empty() ? "" : ", ") << "error, error_size);\n";
+    w << "  if (status != 0)\n    return status;\n  ";
+    SmallVector<std::string> callArgs;
+    if (!resultParams.empty())
+      callArgs.push_back(StringRef(resultParams.front()).rsplit('*').second.str());
+    callArgs.append(argNames.begin(), argNames.end());
+    if (scalarResult)
+      w << "*result = ";
+    w << "_mlir_ciface_" << name << "(" << llvm::join(callArgs, ", ")
+      << ");\n  return 0;\n}\n\n";
+    return success();
+  }
+
+  /// `s` as a C string literal.
+  static std::string cString(StringRef s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+      if (c == '"' || c == '\\')
+        out += '\\', out += c;
+      else if (c == '\n')
+        out += "\\n";
+      else if (c < 0x20)
+        out += {'\\', static_cast<char>('0' + (c >> 6)),
+                static_cast<char>('0' + ((c >> 3) & 7)),
+                static_cast<char>('0' + (c & 7))};
+      else
+        out += c;
+    }
+    return out + "\"";
   }
 };
 
@@ -153,11 +253,13 @@ LogicalResult mlir::rpe::writeCHeader(ModuleOp module, StringRef guard,
         " * Memref results are allocated with malloc by the library; release\n"
         " * them with free(desc.allocated). */\n";
   os << "#ifndef " << guard << "\n#define " << guard << "\n\n";
-  os << "#include <stdbool.h>\n#include <stdint.h>\n\n";
+  os << "#include <stdbool.h>\n#include <stddef.h>\n#include <stdint.h>\n"
+        "#include <stdio.h>\n\n";
   os << "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
   for (auto &[name, def] : writer.descriptors)
     os << def << "\n";
   os << writer.body;
+  os << writer.wrappers;
   os << "#ifdef __cplusplus\n}\n#endif\n\n#endif /* " << guard << " */\n";
   return success();
 }

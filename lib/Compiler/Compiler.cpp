@@ -1,6 +1,7 @@
 //===- Compiler.cpp - ahead-of-time compilation of rpe modules --*- C++ -*-===//
 
 #include "rpe/Compiler/Compiler.h"
+#include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/InitAll.h"
 #include "rpe/Pipelines/Pipelines.h"
 
@@ -71,6 +72,12 @@ LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
     return emitError(loc) << "attention tile sizes must be positive, got "
                           << options.tileQ << " and " << options.tileK;
   return success();
+}
+
+LogicalResult mlir::rpe::insertShapeChecks(ModuleOp module) {
+  PassManager pm(module->getContext());
+  pm.addPass(createRPEInsertShapeChecksPass());
+  return pm.run(module);
 }
 
 LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,

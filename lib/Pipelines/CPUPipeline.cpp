@@ -81,6 +81,9 @@ mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
 
 void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
                                  const CPUPipelineOptions &options) {
+  // Run-time size checks, derived from the ops as the user wrote them.
+  if (options.shapeChecks)
+    pm.addPass(createRPEInsertShapeChecksPass());
   // Attention: fused and tiled (FlashAttention-2 structure, nothing Lq×Lk),
   // unless the reference path is asked for.
   if (!options.reference) {

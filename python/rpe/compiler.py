@@ -106,12 +106,16 @@ class _Type:
 class Function:
     """A compiled entry point; call it with NumPy arrays and scalars."""
 
-    def __init__(self, module, name, arguments, results):
+    def __init__(self, module, name, arguments, results, shape_check=None):
         self._module = module
         self.name = name
         self.arguments = arguments
         self.results = results
+        # {"function": name, "messages": [printf formats]} from
+        # rpe-insert-shape-checks: run before every call.
+        self.shape_check = shape_check
         self._symbol = None
+        self._check_symbol = None
 
     def signature(self):
         return "%s(%s) -> (%s)" % (
@@ -145,6 +149,13 @@ class Function:
         symbol.argtypes = ctypes_args
         symbol.restype = _SCALARS[self.results[0].element] if scalar_result \
             else None
+        if self.shape_check:
+            check = getattr(self._module._library,
+                            "_mlir_ciface_" + self.shape_check["function"])
+            arg_types = ctypes_args[1:] if self._result_struct else ctypes_args
+            check.argtypes = [ctypes.c_void_p] + list(arg_types)
+            check.restype = None
+            self._check_symbol = check
         self._symbol = symbol
 
     @staticmethod
@@ -213,6 +224,7 @@ class Function:
         keep = []
         c_args = [self._convert_argument(i, t, v, keep)
                   for i, (t, v) in enumerate(zip(self.arguments, args))]
+        self._check_sizes(c_args)
         input_buffers = {ctypes.cast(d.allocated, ctypes.c_void_p).value
                          for d in keep if isinstance(d, ctypes.Structure)}
         if self._result_struct is None:
@@ -243,6 +255,24 @@ class Function:
                 owner = owners[address] = _Buffer(address)
             outputs.append(self._to_numpy(t, field, owner=owner))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _check_sizes(self, c_args):
+        """Runs the shape check: ValueError naming the argument, the
+        dimension and both sizes when the arguments do not fit the ops."""
+        if self._check_symbol is None:
+            return
+        out = (ctypes.c_int64 * 4)()
+        self._check_symbol(ctypes.addressof(out), *c_args)
+        code = out[0]
+        if code == 0:
+            return
+        messages = self.shape_check["messages"]
+        if not 1 <= code <= len(messages):
+            raise ValueError("%s: argument sizes rejected (check %d)"
+                             % (self.name, code))
+        text = messages[code - 1].replace("%lld", "%d")
+        raise ValueError("%s: %s" % (self.name, text % tuple(
+            out[1:1 + text.count("%d")])))
 
     @staticmethod
     def _to_numpy(t, desc, copy=False, owner=None):
@@ -293,7 +323,8 @@ class Module:
         for f in functions:
             fn = Function(self, f["name"],
                           [_Type(a) for a in f["arguments"]],
-                          [_Type(r) for r in f["results"]])
+                          [_Type(r) for r in f["results"]],
+                          f.get("shape_check"))
             self.functions[fn.name] = fn
         if workdir:
             self._cleanup = weakref.finalize(self, shutil.rmtree, workdir,

@@ -99,7 +99,7 @@ int main(int argc, char **argv) {
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
-  if (!module)
+  if (!module || failed(rpe::insertShapeChecks(*module)))
     return 1;
 
   if (!header.empty()) {

@@ -49,6 +49,11 @@ void registerCompilerDialects(DialectRegistry &registry);
 /// Checks the options (target, CPU, level); emits errors at `loc`.
 LogicalResult checkOptions(const CompileOptions &options, Location loc);
 
+/// Adds @F_check to every public @F (rpe-insert-shape-checks); the C header
+/// and the Python package call it before @F. rpe-cpu-pipeline does it too
+/// (a second run adds nothing).
+LogicalResult insertShapeChecks(ModuleOp module);
+
 /// Lowers `module` in place to the LLVM dialect with rpe-cpu-pipeline and
 /// checks that nothing else is left. Errors go to the context's diagnostic
 /// handler, at the location of the op that could not be lowered.
@@ -57,7 +62,8 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
 
 /// Writes a C header declaring `_mlir_ciface_<name>` for every public
 /// function of `module` (which must not be lowered yet), with the memref
-/// descriptor structs they take.
+/// descriptor structs they take, and for functions with shape checks
+/// (insertShapeChecks) the checked `rpe_<name>` / `rpe_<name>_check`.
 LogicalResult writeCHeader(ModuleOp module, StringRef guard,
                            raw_ostream &os);
 

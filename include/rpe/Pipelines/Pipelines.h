@@ -14,6 +14,12 @@ namespace rpe {
 
 /// Options of `rpe-cpu-pipeline`.
 struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  PassOptions::Option<bool> shapeChecks{
+      *this, "shape-checks",
+      llvm::cl::desc("Add @F_check functions that check the argument sizes "
+                     "of every public @F at run time "
+                     "(rpe-insert-shape-checks)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> reference{
       *this, "reference",
       llvm::cl::desc("Use the unfused reference lowering of rpe.attention "

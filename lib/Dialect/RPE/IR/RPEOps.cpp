@@ -108,26 +108,18 @@ struct ShapeChecker {
   /// Window bucketing needs every sequence to fill the window exactly:
   /// dimension `lqDim` of `lqOf` (Lq) and `lkDim` of `lkOf` (Lk).
   LogicalResult window(BucketingAttrInterface bucketing, Value lqOf,
-                       int64_t lqDim, StringRef lqName, Value lkOf,
-                       int64_t lkDim, StringRef lkName) {
+                       int64_t lqDim, Value lkOf, int64_t lkDim) {
     auto w = dyn_cast<Window2DBucketingAttr>(bucketing);
     if (!w)
       return success();
     int64_t tokens = w.getHeight() * w.getWidth();
-    std::string what;
-    llvm::raw_string_ostream(what) << "tokens of " << bucketing;
-    for (auto [of, dim, name, var] :
-         {std::tuple<Value, int64_t, StringRef, StringRef>{lqOf, lqDim, lqName,
-                                                           "Lq"},
-          {lkOf, lkDim, lkName, "Lk"}}) {
+    for (auto [of, dim, var] :
+         {std::tuple<Value, int64_t, StringRef>{lqOf, lqDim, "Lq"},
+          {lkOf, lkDim, "Lk"}}) {
+      // Static sizes only: the bucketing is total (positions past the
+      // window get buckets too), so other lengths stay in bounds.
       int64_t size = sizeOf(of, dim);
-      if (ShapedType::isDynamic(size))
-        record({ShapeConstraint::Kind::EqualConstant,
-                {of, dim, name.str()},
-                {},
-                tokens,
-                what});
-      else if (size != tokens)
+      if (!ShapedType::isDynamic(size) && size != tokens)
         return op->emitOpError()
                << var << " = " << size << " but " << bucketing << " covers "
                << tokens << " tokens (height·width)";
@@ -233,7 +225,7 @@ static LogicalResult verifyShapes(RelativeBiasOp op, ShapeChecker &c) {
         failed(c.dynamicSizes(result, op.getDynamicSizes().size())) ||
         failed(c.same(t, 1, r, 0, "head count", "table", "result")) ||
         failed(c.lengths(result.getDimSize(1), result.getDimSize(2))) ||
-        failed(c.window(op.getBucketing(), r, 1, "result", r, 2, "result"))));
+        failed(c.window(op.getBucketing(), r, 1, r, 2))));
 }
 
 LogicalResult RelativeBiasOp::verify() {
@@ -429,7 +421,7 @@ static LogicalResult verifyShapes(ShawLogitsOp op, ShapeChecker &c) {
         failed(c.buckets(op.getBucketing(), ev, 0, "emb")) ||
         failed(c.same(qv, 3, ev, 1, "head dimension", "q", "emb")) ||
         failed(c.lengths(q.getDimSize(2), result.getDimSize(3))) ||
-        failed(c.window(op.getBucketing(), qv, 2, "q", r, 3, "result"))));
+        failed(c.window(op.getBucketing(), qv, 2, r, 3))));
 }
 
 LogicalResult ShawLogitsOp::verify() {
@@ -473,7 +465,7 @@ static LogicalResult verifyShapes(ShawValuesOp op, ShapeChecker &c) {
       !(failed(c.elementTypes({{"p", p}, {"emb", emb}, {"result", result}})) ||
         failed(c.buckets(op.getBucketing(), ev, 0, "emb")) ||
         failed(c.lengths(p.getDimSize(2), p.getDimSize(3))) ||
-        failed(c.window(op.getBucketing(), pv, 2, "p", pv, 3, "p"))));
+        failed(c.window(op.getBucketing(), pv, 2, pv, 3))));
 }
 
 LogicalResult ShawValuesOp::verify() {
@@ -538,7 +530,7 @@ static LogicalResult verifyShapes(DisentangledBiasOp op, ShapeChecker &c) {
       return failure();
   return success(
       !(failed(c.lengths(q.getDimSize(2), k.getDimSize(2))) ||
-        failed(c.window(op.getBucketing(), qv, 2, "q", kv, 2, "k"))));
+        failed(c.window(op.getBucketing(), qv, 2, kv, 2))));
 }
 
 LogicalResult DisentangledBiasOp::verify() {
@@ -658,7 +650,7 @@ static LogicalResult verifyShapes(AttentionOp op, ShapeChecker &c) {
       return failure();
   }
   if (bucketing &&
-      failed(c.window(*bucketing, qv, 2, "q", kv, 2, "k")))
+      failed(c.window(*bucketing, qv, 2, kv, 2)))
     return failure();
   if (std::optional<APFloat> s = op.getScale())
     if (!s->isFinite())

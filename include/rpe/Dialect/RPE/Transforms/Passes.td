@@ -168,4 +168,38 @@ def RPEHoistForallAllocasPass : Pass<"rpe-hoist-forall-allocas"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def RPEInsertShapeChecksPass
+    : Pass<"rpe-insert-shape-checks", "::mlir::ModuleOp"> {
+  let summary = "Run-time checks of the argument sizes of every entry point";
+  let description = [{
+    For every public function `@F` with a body, adds a public function
+    `@F_check` with `@F`'s arguments and four `i64` results
+    `(code, a, b, c)`: `code` is 0 when every size constraint of the ops in
+    `@F` holds for these arguments, else the 1-based number of the first one
+    that fails, with `a`, `b`, `c` the sizes (or index, value, bound) in its
+    message. The messages are printf formats (`%lld` per value, in order) in
+    the `rpe.shape_check_messages` attribute of `@F_check`; `@F` gets
+    `rpe.shape_check = @F_check`. `@F_check` reads only sizes and the values
+    of `key_lengths`, so a caller can run it before `@F` and write nothing on
+    failure (rpe-compile's header and `rpe.compile` do).
+
+    The constraints come from the ops (`ShapeConstrainedOpInterface`: head
+    dimensions of q and k, key lengths of k and v, bias sizes, bucket rows of
+    tables, window sizes, GQA divisibility, `key_lengths` in [0, Lk], ...)
+    and from the indexing maps of linalg ops (every loop has one size).
+    Sizes of intermediate values are traced back to the arguments through
+    `ReifyRankedShapedTypeOpInterface`; a constraint whose sizes depend on
+    computed data is not checked (counted in `num-unchecked`).
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numChecks", "num-checks", "Constraints checked at run time">,
+    Statistic<"numUnchecked", "num-unchecked",
+              "Constraints whose sizes depend on computed data">,
+  ];
+}
+
 #endif // RPE_DIALECT_RPE_TRANSFORMS_PASSES_TD
