@@ -159,20 +159,18 @@ int rpeCompile(RpeContext *context, const char *text, size_t length,
   OwningOpRef<ModuleOp> module = parse(capture, ctx);
   if (!module || failed(rpe::insertShapeChecks(*module)))
     return fail();
+  // The header is generated before lowering and written after the artifact.
+  std::string headerText;
   if (headerPath) {
-    std::string error;
-    std::unique_ptr<llvm::ToolOutputFile> out =
-        openOutputFile(headerPath, &error);
-    if (!out) {
-      emitError(loc) << error;
+    llvm::raw_string_ostream os(headerText);
+    if (failed(rpe::writeCHeader(*module, "RPE_COMPILED_MODULE_H", os)))
       return fail();
-    }
-    if (failed(rpe::writeCHeader(*module, "RPE_COMPILED_MODULE_H", out->os())))
-      return fail();
-    out->keep();
   }
   if (failed(rpe::lowerToLLVMDialect(*module, opts)) ||
       failed(rpe::emitArtifact(*module, opts, outputPath)))
+    return fail();
+  if (headerPath &&
+      failed(rpe::writeTextAtomically(headerPath, headerText, loc)))
     return fail();
   capture.release(diagnostics);
   return 0;

@@ -27,6 +27,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -228,9 +229,61 @@ LogicalResult linkShared(StringRef objectPath, StringRef outputPath,
 
 } // namespace
 
+LogicalResult mlir::rpe::writeAtomically(
+    StringRef path, Location loc, function_ref<LogicalResult(StringRef)> write) {
+  if (path == "-")
+    return write(path);
+  SmallString<256> tmp;
+  int fd;
+  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
+          path + ".tmp-%%%%%%%%", fd, tmp))
+    return emitError(loc) << "cannot write '" << path
+                          << "': " << ec.message();
+  llvm::sys::Process::SafelyCloseFileDescriptor(fd);
+  llvm::FileRemover remover(tmp);
+  if (failed(write(tmp)))
+    return failure();
+  if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
+    return emitError(loc) << "cannot write '" << path
+                          << "': " << ec.message();
+  remover.releaseFile();
+  return success();
+}
+
+LogicalResult mlir::rpe::writeTextAtomically(StringRef path, StringRef text,
+                                             Location loc) {
+  return writeAtomically(path, loc, [&](StringRef tmp) -> LogicalResult {
+    std::error_code ec;
+    llvm::ToolOutputFile out(tmp, ec, llvm::sys::fs::OF_Text);
+    if (ec)
+      return emitError(loc) << "cannot open '" << tmp << "': " << ec.message();
+    out.os() << text;
+    out.os().flush();
+    if (out.os().has_error())
+      return emitError(loc) << "cannot write '" << path
+                            << "': " << out.os().error().message();
+    out.keep();
+    return success();
+  });
+}
+
+static LogicalResult emitArtifactTo(ModuleOp module,
+                                    const CompileOptions &options,
+                                    StringRef outputPath);
+
 LogicalResult mlir::rpe::emitArtifact(ModuleOp module,
                                       const CompileOptions &options,
-                                      StringRef outputPath) {
+                                      StringRef finalPath) {
+  Location loc = module.getLoc();
+  return writeAtomically(finalPath, loc, [&](StringRef outputPath) {
+    return emitArtifactTo(module, options, outputPath);
+  });
+}
+
+/// emitArtifact into `outputPath` (a temporary file, or "-").
+static LogicalResult emitArtifactTo(ModuleOp module,
+                                    const CompileOptions &options,
+                                    StringRef outputPath) {
   Location loc = module.getLoc();
   if (options.emit == EmitKind::MLIR) {
     std::error_code ec;

@@ -377,4 +377,9 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
         if workdir:
             shutil.rmtree(workdir, True)
         raise CompileError(diagnostics)
-    return Module(output, functions, workdir)
+    try:
+        return Module(output, functions, workdir)
+    except BaseException:
+        if workdir:
+            shutil.rmtree(workdir, True)
+        raise

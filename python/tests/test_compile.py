@@ -249,3 +249,26 @@ def test_pipeline_options_agree_with_reference(options):
 def test_bad_tile_option():
     with pytest.raises(rpe.CompileError, match="tile sizes must be positive"):
         rpe.compile(ATTENTION, tile_q=0)
+
+
+def test_temporary_directory_is_removed(tmp_path, monkeypatch):
+    """rpe.compile's temporary directory goes with the module, and at once
+    when compilation fails (diagnostic) or the library cannot be loaded."""
+    import gc
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(rpe.CompileError, match="unknown CPU"):
+        rpe.compile(MODULE, cpu="not-a-cpu")
+    assert list(tmp_path.iterdir()) == []
+    mod = rpe.compile(MODULE)
+    assert len(list(tmp_path.iterdir())) == 1
+    del mod
+    gc.collect()
+    assert list(tmp_path.iterdir()) == []
+    import ctypes
+    def broken(*args, **kwargs):
+        raise OSError("simulated dlopen failure")
+    monkeypatch.setattr(ctypes, "CDLL", broken)
+    with pytest.raises(rpe.CompileError, match="simulated dlopen failure"):
+        rpe.compile(MODULE)
+    assert list(tmp_path.iterdir()) == []

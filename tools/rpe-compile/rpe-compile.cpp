@@ -102,25 +102,24 @@ int main(int argc, char **argv) {
   if (!module || failed(rpe::insertShapeChecks(*module)))
     return 1;
 
+  // The header is generated before lowering and written after the
+  // artifact: a failing compilation leaves neither behind.
+  std::string headerText;
   if (!header.empty()) {
-    std::string errorMessage;
-    std::unique_ptr<llvm::ToolOutputFile> out =
-        openOutputFile(header, &errorMessage);
-    if (!out) {
-      emitError(cliLoc) << errorMessage;
-      return 1;
-    }
     std::string guard = "RPE_" + llvm::sys::path::stem(header).upper() + "_H";
     for (char &c : guard)
       if (!llvm::isAlnum(c))
         c = '_';
-    if (failed(rpe::writeCHeader(*module, guard, out->os())))
+    llvm::raw_string_ostream os(headerText);
+    if (failed(rpe::writeCHeader(*module, guard, os)))
       return 1;
-    out->keep();
   }
 
   if (failed(rpe::lowerToLLVMDialect(*module, options)) ||
       failed(rpe::emitArtifact(*module, options, outputFile)))
+    return 1;
+  if (!header.empty() &&
+      failed(rpe::writeTextAtomically(header, headerText, cliLoc)))
     return 1;
   return 0;
 }

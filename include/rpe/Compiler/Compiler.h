@@ -67,6 +67,16 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
 LogicalResult writeCHeader(ModuleOp module, StringRef guard,
                            raw_ostream &os);
 
+/// Runs `write` on a temporary file next to `path` and renames it to `path`
+/// when `write` succeeds (else removes it): an interrupted or failing
+/// compilation never leaves a truncated output. "-" writes to stdout.
+LogicalResult writeAtomically(StringRef path, Location loc,
+                              function_ref<LogicalResult(StringRef)> write);
+
+/// Writes `text` to `path` atomically (writeAtomically).
+LogicalResult writeTextAtomically(StringRef path, StringRef text,
+                                  Location loc);
+
 /// Emits the lowered `module` as `options.emit` into `outputPath` ("-" is
 /// stdout for text kinds).
 LogicalResult emitArtifact(ModuleOp module, const CompileOptions &options,
