@@ -1,43 +1,44 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, builds rpe, and runs the
-# whole test suite: lit (regression, integration and GoogleTest unit tests)
-# and pytest (python/tests). Ends with one line "N passed, N failed".
-set -euo pipefail
+# The README's test command: installs what is missing, builds rpe, and runs
+# the whole test suite in three stages:
+#   1. build/: lit (regression, integration and GoogleTest unit tests) and
+#      pytest (python/tests);
+#   2. build-san/ (clang-22, RPE_SANITIZE=address,undefined): the same suites
+#      on the sanitized build (scripts/test-sanitized.sh);
+#   3. a 60-second run of each libFuzzer target and every saved reproducer
+#      (scripts/fuzz.sh).
+# RPE_QUICK=1 runs stage 1 only. Ends with one line "N passed, N failed".
+set -uo pipefail
 cd "$(dirname "$0")/.."
 
-./scripts/install-deps.sh
+./scripts/install-deps.sh || exit 1
 BUILD_DIR=${BUILD_DIR:-build}
-./scripts/build.sh "$BUILD_DIR"
+./scripts/build.sh "$BUILD_DIR" || exit 1
 
-log=$(mktemp)
-pylog=$(mktemp)
-trap 'rm -f "$log" "$pylog"' EXIT
-status=0
-/usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" 2>&1 | tee "$log" || status=$?
-
-count() { # the number after "<label>:" in lit's summary, or 0
-  sed -nE "s/^ *$1: *([0-9]+).*/\1/p" "$log" | tail -n 1 | grep . || echo 0
+total_passed=0
+total_failed=0
+stage() { # runs a stage; adds its closing "N passed, N failed" to the totals
+  local log
+  log=$(mktemp)
+  "$@" 2>&1 | tee "$log"
+  local last
+  last=$(tail -n 1 "$log")
+  rm -f "$log"
+  if [[ "$last" =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed$ ]]; then
+    total_passed=$((total_passed + BASH_REMATCH[1]))
+    total_failed=$((total_failed + BASH_REMATCH[2]))
+  else
+    echo "test.sh: '$*' did not finish with a summary" >&2
+    total_failed=$((total_failed + 1))
+  fi
+  summaries+=("$*: $last")
 }
-passed=$(( $(count Passed) + $(count 'Expectedly Failed') ))
-failed=$(( $(count Failed) + $(count Unresolved) + $(count 'Timed Out') \
-           + $(count 'Unexpectedly Passed') ))
-if (( passed == 0 && failed == 0 )); then
-  echo "test.sh: lit ran no test" >&2
-  failed=$((failed + 1))
+summaries=()
+stage ./scripts/run-suite.sh "$BUILD_DIR"
+if [[ "${RPE_QUICK:-0}" != 1 ]]; then
+  stage ./scripts/test-sanitized.sh
+  stage ./scripts/fuzz.sh "${RPE_FUZZ_SECONDS:-60}"
 fi
-
-# Python tests, with Debian's interpreter (python3-numpy, python3-pytest).
-RPE_BUILD_DIR="$PWD/$BUILD_DIR" PYTHONPATH="$PWD/python" \
-  /usr/bin/python3 -m pytest -q python/tests 2>&1 | tee "$pylog" || status=$?
-pycount() { # "N <word>" in pytest's closing line, or 0
-  tail -n 1 "$pylog" | grep -oE "[0-9]+ $1" | grep -oE "[0-9]+" || echo 0
-}
-pypassed=$(pycount passed)
-pyfailed=$(( $(pycount failed) + $(pycount errors) + $(pycount error) ))
-if (( pypassed == 0 && pyfailed == 0 )); then
-  echo "test.sh: pytest ran no test" >&2
-  pyfailed=1
-fi
-echo "lit: $passed passed, $failed failed; pytest: $pypassed passed, $pyfailed failed"
-echo "$((passed + pypassed)) passed, $((failed + pyfailed)) failed"
-if (( status != 0 || failed != 0 || pyfailed != 0 )); then exit 1; fi
+printf '%s\n' "${summaries[@]}"
+echo "$total_passed passed, $total_failed failed"
+(( total_failed == 0 ))

@@ -35,6 +35,14 @@ config.substitutions.append(
      + os.path.join(config.llvm_lib_dir, "libomp.so")))
 config.substitutions.append(("%mlir_runner_libs", runner_libs))
 config.substitutions.append(("%python", sys.executable))
+# A C program that links the sanitized librpe-c.so (RPE_SANITIZE with clang)
+# needs the shared ASan runtime first: `%rpe_preload prog args`.
+if config.rpe_sanitizer_runtime:
+    config.substitutions.append(
+        ("%rpe_preload", "env LD_PRELOAD=%s ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0"
+         % config.rpe_sanitizer_runtime))
+else:
+    config.substitutions.append(("%rpe_preload", ""))
 
 # A C compiler driver for the tests that link compiled modules into programs.
 cc = next((shutil.which(name) for name in ("cc", "gcc", "clang", "clang-22")

@@ -40,10 +40,13 @@ reference magnitude, and the largest ``|err| / (atol + rtol*|want|)``
 Run: ``PYTHONPATH=python /usr/bin/python3 -m pytest -q python/tests/test_differential.py``
 """
 
+import ctypes
 import json
 import math
+import mmap
 import os
 import random
+import subprocess
 import sys
 import tempfile
 import zlib
@@ -1116,12 +1119,50 @@ def _params():
             for c in CASES for path in paths_for(c)]
 
 
+_PAGE = mmap.PAGESIZE
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+
+def guarded(a):
+    """A copy of array `a` that ends where an inaccessible page begins: a
+    compiled kernel that reads past the end of an input faults (SIGSEGV)
+    instead of reading the neighbour's data. The generated code is not
+    instrumented, so this is what catches its out-of-bounds reads (in the
+    sanitized configuration too)."""
+    if not isinstance(a, np.ndarray) or a.nbytes == 0:
+        return a
+    a = np.ascontiguousarray(a)
+    pages = -(-a.nbytes // _PAGE)
+    m = mmap.mmap(-1, (pages + 1) * _PAGE)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(m))
+    if _LIBC.mprotect(base + pages * _PAGE, _PAGE, 0) != 0:
+        raise OSError(ctypes.get_errno(), "mprotect failed")
+    out = np.frombuffer(m, dtype=a.dtype, count=a.size,
+                        offset=pages * _PAGE - a.nbytes).reshape(a.shape)
+    out[...] = a
+    return out
+
+
+def test_guarded_arrays_fault_past_the_end():
+    """The guard page is really there (in a child process, which dies)."""
+    code = ("import numpy as np, sys; sys.path.insert(0, %r); "
+            "from test_differential import guarded; "
+            "g = guarded(np.zeros(3, np.float32)); "
+            "import ctypes; ctypes.c_float.from_address("
+            "g.ctypes.data + 12).value" % os.path.dirname(__file__))
+    result = subprocess.run([sys.executable, "-c", code],
+                            env=dict(os.environ, ASAN_OPTIONS="handle_segv=0"),
+                            capture_output=True)
+    assert result.returncode == -11, result
+
+
 @pytest.mark.parametrize("case,path", _params())
 def test_differential(case, path):
     mod = compiled(case.module, path)
     rng = np.random.default_rng(case.seed)
     args, want, elem = case.make(rng)
-    got = getattr(mod, case.func)(*args)
+    got = getattr(mod, case.func)(*[guarded(a) for a in args])
     assert isinstance(got, np.ndarray), type(got)
     want = np.asarray(want)
     assert got.shape == want.shape, (got.shape, want.shape)

@@ -387,7 +387,8 @@ int64_t Window2DBucketingAttr::getNumBuckets() const {
 int64_t Window2DBucketingAttr::bucket(int64_t i, int64_t j) const {
   int64_t wh = getHeight(), ww = getWidth();
   int64_t hi = floorDiv(i, ww), hj = floorDiv(j, ww);
-  int64_t wi = i - hi * ww, wj = j - hj * ww;
+  // i mod ww in [0, ww) (i - hi·ww may overflow for extreme i).
+  int64_t wi = (i % ww + ww) % ww, wj = (j % ww + ww) % ww;
   int64_t dh = std::clamp(diff(hi, hj), -(wh - 1), wh - 1);
   int64_t dw = std::clamp(wi - wj, -(ww - 1), ww - 1);
   return (dh + wh - 1) * (2 * ww - 1) + (dw + ww - 1);

@@ -1,0 +1,81 @@
+//===- fuzz_pipeline.cpp - libFuzzer target: text through rpe's passes ----===//
+//
+// Bytes as MLIR text: parse (and verify), then on one copy canonicalize,
+// rpe-fuse-attention, rpe-tile-attention and convert-rpe-to-linalg, and on
+// another the whole rpe-cpu-pipeline (shape checks, fusion, the vector
+// kernel, lowering to the LLVM dialect). Diagnostics are expected and
+// dropped; only a crash, a sanitizer report or a verifier failure inside a
+// pass (reported as a pass failure, not a crash) is a finding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rpe/InitAll.h"
+#include "rpe/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/Support/SourceMgr.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+using namespace mlir;
+
+namespace {
+/// A context with every dialect loaded; replaced now and then so that the
+/// attributes and types interned by random inputs do not pile up.
+std::unique_ptr<MLIRContext> context;
+unsigned uses = 0;
+
+MLIRContext &getContext() {
+  if (!context || ++uses > 2000) {
+    DialectRegistry registry;
+    rpe::registerAllDialects(registry);
+    context = std::make_unique<MLIRContext>(registry);
+    context->loadAllAvailableDialects();
+    context->disableMultithreading();
+    context->printOpOnDiagnostic(false);
+    context->printStackTraceOnDiagnostic(false);
+    uses = 0;
+  }
+  return *context;
+}
+
+void runPipeline(ModuleOp module, StringRef pipeline) {
+  PassManager pm(module->getContext());
+  if (failed(parsePassPipeline(pipeline, pm)))
+    llvm::report_fatal_error("fuzz_pipeline: bad pipeline");
+  (void)pm.run(module);
+}
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  rpe::registerAllPasses();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  MLIRContext &ctx = getContext();
+  ScopedDiagnosticHandler drop(&ctx, [](Diagnostic &) { return success(); });
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBufferCopy(
+          StringRef(reinterpret_cast<const char *>(data), size), "fuzz"),
+      llvm::SMLoc());
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&ctx));
+  if (!module)
+    return 0;
+  OwningOpRef<ModuleOp> copy = module->clone();
+  runPipeline(*copy, "builtin.module(canonicalize,rpe-fuse-attention,"
+                     "rpe-tile-attention,convert-rpe-to-linalg)");
+  runPipeline(*module, "builtin.module(rpe-cpu-pipeline)");
+  return 0;
+}
