@@ -84,6 +84,14 @@ int main(void) {
     int s = rpe_rope(&out, &x, &p, error, sizeof error);
     expect_failure("rotary_dim", s, error, &out, sizeof out);
   }
+  { /* rotary_dim defaults to D = 5: odd. */
+    SENTINEL(rpe_memref_f32_3d, out);
+    int64_t pos[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    rpe_memref_i64_1d p = {pos, pos, 0, {8}, {1}};
+    rpe_memref_f32_3d x = {data, data, 0, {2, 8, 5}, {40, 5, 1}};
+    int s = rpe_rope_even(&out, &x, &p, error, sizeof error);
+    expect_failure("even D", s, error, &out, sizeof out);
+  }
   { /* matmul: 3x4 times 5x2. */
     SENTINEL(rpe_memref_f32_2d, out);
     rpe_memref_f32_2d a = t2(3, 4), b = t2(5, 2), c = t2(3, 2);
