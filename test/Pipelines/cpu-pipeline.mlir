@@ -4,6 +4,7 @@
 // RUN: rpe-opt %s -rpe-cpu-pipeline="emit-c-interface=false" | FileCheck %s --check-prefix=NOCIFACE
 // RUN: rpe-opt %s -rpe-cpu-pipeline | mlir-translate --mlir-to-llvmir | FileCheck %s --check-prefix=LLVMIR
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="no-such-option=1" 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: rpe-opt %s -rpe-cpu-pipeline="shape-checks=0" | FileCheck %s --check-prefix=NOCHECKS
 
 // Only the LLVM dialect is left.
 // CHECK-NOT: rpe.
@@ -21,8 +22,14 @@
 // CHECK-LABEL: llvm.func @_mlir_ciface_t5_attention(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // CHECK: llvm.call @t5_attention(
-// The private helper gets no wrapper.
+// The size check of the entry point (rpe-insert-shape-checks), with its
+// wrapper; the private helper gets neither.
+// CHECK-LABEL: llvm.func @t5_attention_check(
+// CHECK-LABEL: llvm.func @_mlir_ciface_t5_attention_check(
 // CHECK-NOT: @_mlir_ciface_helper
+// CHECK-NOT: @helper_check
+
+// NOCHECKS-NOT: _check
 
 // NOCIFACE-NOT: _mlir_ciface
 
