@@ -42,8 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   rpeCompileOptionsInit(&options);
   options.emit = "mlir";
   diagnostics = nullptr;
-  rpeCompile(context, text, size, "fuzz", &options, outputPath.c_str(),
-             nullptr, &diagnostics);
+  rpeCompile(context, text, size, "fuzz", &options, outputPath.c_str(), nullptr,
+             &diagnostics);
   rpeFreeString(diagnostics);
   std::remove(outputPath.c_str());
   return 0;

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rpe/Compiler/Compiler.h"
 #include "rpe/InitAll.h"
 #include "rpe/Pipelines/Pipelines.h"
 
@@ -24,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 
 using namespace mlir;
@@ -63,12 +65,21 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   MLIRContext &ctx = getContext();
-  ScopedDiagnosticHandler drop(&ctx, [](Diagnostic &) { return success(); });
+  // RPE_FUZZ_VERBOSE=1 prints the diagnostics (to study a reproducer).
+  static const bool verbose = std::getenv("RPE_FUZZ_VERBOSE") != nullptr;
+  ScopedDiagnosticHandler drop(&ctx, [](Diagnostic &diag) {
+    if (verbose)
+      llvm::errs() << diag.getLocation() << ": " << diag << "\n";
+    return success();
+  });
+  StringRef text(reinterpret_cast<const char *>(data), size);
+  // Known crashes of the upstream parser are rejected first, as rpe's tools
+  // do.
+  if (failed(rpe::rejectKnownParserCrashes(text, "fuzz", &ctx)))
+    return 0;
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBufferCopy(
-          StringRef(reinterpret_cast<const char *>(data), size), "fuzz"),
-      llvm::SMLoc());
+      llvm::MemoryBuffer::getMemBufferCopy(text, "fuzz"), llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&ctx));
   if (!module)

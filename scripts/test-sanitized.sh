@@ -9,15 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${1:-build-san}
-JOBS=${JOBS:-2}
-./scripts/install-deps.sh
-if [[ ! -f "$BUILD_DIR/build.ninja" ]]; then
-  cmake -G Ninja -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=Release \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DRPE_SANITIZE=address,undefined -DRPE_FUZZ=ON \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir
-fi
-cmake --build "$BUILD_DIR" -j "$JOBS" --target all mlir-doc
+./scripts/build-sanitized.sh "$BUILD_DIR"
 
 runtime=$(clang++-22 -print-file-name=libclang_rt.asan-x86_64.so)
 # allow_user_poisoning=0: LLVM's BumpPtrAllocator poisons its slabs when

@@ -71,8 +71,9 @@ int rpeCompile(RpeContext *context, const char *text, size_t length,
 /// run-time size checks (rpe-insert-shape-checks) also has "shape_check":
 /// {"function": "<name>_check", "messages": [printf formats]}: the check
 /// function takes the same arguments and returns (code, a, b, c); code 0
-/// means the sizes agree, else messages[code - 1] formats (a, b, c). Returns 0 and sets
-/// `*json`, or 1 and sets `*diagnostics`; release both with rpeFreeString.
+/// means the sizes agree, else messages[code - 1] formats (a, b, c).
+/// Returns 0 and sets `*json`, or 1 and sets `*diagnostics`; release both
+/// with rpeFreeString.
 int rpeDescribeModule(RpeContext *context, const char *text, size_t length,
                       const char *source_name, char **json,
                       char **diagnostics);

@@ -62,6 +62,11 @@ struct DiagnosticCapture {
 };
 
 OwningOpRef<ModuleOp> parse(DiagnosticCapture &capture, MLIRContext *context) {
+  const llvm::MemoryBuffer *buffer =
+      capture.sourceMgr.getMemoryBuffer(capture.sourceMgr.getMainFileID());
+  if (failed(rpe::rejectKnownParserCrashes(
+          buffer->getBuffer(), buffer->getBufferIdentifier(), context)))
+    return nullptr;
   return parseSourceFile<ModuleOp>(capture.sourceMgr, ParserConfig(context));
 }
 

@@ -192,8 +192,9 @@ struct HeaderWriter {
       << args << ");\n";
     w << "  if (r.r0 == 0)\n    return 0;\n";
     w << "  if (error && error_size)\n    snprintf(error, error_size, rpe_"
-      << name << "_check_messages[r.r0 - 1],\n             (long long)r.r1, "
-                 "(long long)r.r2, (long long)r.r3);\n";
+      << name
+      << "_check_messages[r.r0 - 1],\n             (long long)r.r1, "
+         "(long long)r.r2, (long long)r.r3);\n";
     w << "  return (int)r.r0;\n}\n\n";
     // The checked entry point.
     SmallVector<std::string> params(resultParams.begin(), resultParams.end());
@@ -212,7 +213,8 @@ struct HeaderWriter {
     w << "  if (status != 0)\n    return status;\n  ";
     SmallVector<std::string> callArgs;
     if (!resultParams.empty())
-      callArgs.push_back(StringRef(resultParams.front()).rsplit('*').second.str());
+      callArgs.push_back(
+          StringRef(resultParams.front()).rsplit('*').second.str());
     callArgs.append(argNames.begin(), argNames.end());
     if (scalarResult)
       w << "*result = ";

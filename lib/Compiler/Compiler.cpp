@@ -29,6 +29,7 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
@@ -72,6 +73,27 @@ LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
   if (options.tileQ <= 0 || options.tileK <= 0)
     return emitError(loc) << "attention tile sizes must be positive, got "
                           << options.tileQ << " and " << options.tileK;
+  return success();
+}
+
+LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
+                                                  StringRef bufferName,
+                                                  MLIRContext *context) {
+  static const llvm::Regex denseIndexArray(
+      "array[[:space:]]*<[[:space:]]*index([^_[:alnum:]$.]|$)");
+  unsigned line = 1;
+  for (StringRef rest = text; !rest.empty(); ++line) {
+    auto [current, next] = rest.split('\n');
+    rest = next;
+    StringRef code = current.substr(0, current.find("//"));
+    SmallVector<StringRef, 2> match;
+    if (!denseIndexArray.match(code, &match))
+      continue;
+    unsigned column = match[0].data() - current.data() + 1;
+    return emitError(FileLineColLoc::get(context, bufferName, line, column))
+           << "dense arrays of 'index' (array<index...>) are not supported: "
+              "MLIR 22's parser crashes on them; use i64";
+  }
   return success();
 }
 
@@ -229,23 +251,22 @@ LogicalResult linkShared(StringRef objectPath, StringRef outputPath,
 
 } // namespace
 
-LogicalResult mlir::rpe::writeAtomically(
-    StringRef path, Location loc, function_ref<LogicalResult(StringRef)> write) {
+LogicalResult
+mlir::rpe::writeAtomically(StringRef path, Location loc,
+                           function_ref<LogicalResult(StringRef)> write) {
   if (path == "-")
     return write(path);
   SmallString<256> tmp;
   int fd;
-  if (std::error_code ec = llvm::sys::fs::createUniqueFile(
-          path + ".tmp-%%%%%%%%", fd, tmp))
-    return emitError(loc) << "cannot write '" << path
-                          << "': " << ec.message();
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueFile(path + ".tmp-%%%%%%%%", fd, tmp))
+    return emitError(loc) << "cannot write '" << path << "': " << ec.message();
   llvm::sys::Process::SafelyCloseFileDescriptor(fd);
   llvm::FileRemover remover(tmp);
   if (failed(write(tmp)))
     return failure();
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path))
-    return emitError(loc) << "cannot write '" << path
-                          << "': " << ec.message();
+    return emitError(loc) << "cannot write '" << path << "': " << ec.message();
   remover.releaseFile();
   return success();
 }
@@ -260,8 +281,8 @@ LogicalResult mlir::rpe::writeTextAtomically(StringRef path, StringRef text,
     out.os() << text;
     out.os().flush();
     if (out.os().has_error())
-      return emitError(loc) << "cannot write '" << path
-                            << "': " << out.os().error().message();
+      return emitError(loc)
+             << "cannot write '" << path << "': " << out.os().error().message();
     out.keep();
     return success();
   });

@@ -14,10 +14,10 @@
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
 #include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
-#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
-#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
-#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/Passes.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Bufferization/Pipelines/Passes.h"
@@ -70,8 +70,7 @@ mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
   // Register blocks sized to the register file: 32 zmm with AVX-512 (16
   // accumulators + 4 row vectors + broadcasts), 16 ymm/xmm otherwise.
   bool wide = v.vectorWidth >= 16;
-  v.tileQ = options.vectorTileQ > 0 ? options.vectorTileQ
-                                    : 4 * v.vectorWidth;
+  v.tileQ = options.vectorTileQ > 0 ? options.vectorTileQ : 4 * v.vectorWidth;
   v.tileK = options.tileK;
   v.keyBlock = options.keyBlock > 0 ? options.keyBlock : (wide ? 4 : 2);
   v.valueBlock = options.valueBlock > 0 ? options.valueBlock : (wide ? 4 : 2);

@@ -272,3 +272,13 @@ def test_temporary_directory_is_removed(tmp_path, monkeypatch):
     with pytest.raises(rpe.CompileError, match="simulated dlopen failure"):
         rpe.compile(MODULE)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_text_the_upstream_parser_crashes_on_is_rejected():
+    """MLIR 22's parser crashes on array<index: ...>; rpe reports it."""
+    text = ("func.func @f() {\n"
+            "  %x = arith.constant {a = array<index: 1, 0>} 0 : index\n"
+            "  return\n}\n")
+    with pytest.raises(rpe.CompileError,
+                       match="dense arrays of 'index'.*not supported"):
+        rpe.compile(text)

@@ -96,6 +96,9 @@ int main(int argc, char **argv) {
     emitError(cliLoc) << error;
     return 1;
   }
+  if (failed(rpe::rejectKnownParserCrashes(
+          input->getBuffer(), input->getBufferIdentifier(), &context)))
+    return 1;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));

@@ -49,6 +49,13 @@ void registerCompilerDialects(DialectRegistry &registry);
 /// Checks the options (target, CPU, level); emits errors at `loc`.
 LogicalResult checkOptions(const CompileOptions &options, Location loc);
 
+/// Rejects text that MLIR 22's parser is known to crash on — a dense array
+/// of `index` (`array<index: ...>`: parseDenseArrayAttr asks an index type
+/// for its bit width) — with an error at the first occurrence (outside `//`
+/// comments). Call it before parsing `text` (named `bufferName`).
+LogicalResult rejectKnownParserCrashes(StringRef text, StringRef bufferName,
+                                       MLIRContext *context);
+
 /// Adds @F_check to every public @F (rpe-insert-shape-checks); the C header
 /// and the Python package call it before @F. rpe-cpu-pipeline does it too
 /// (a second run adds nothing).
@@ -64,8 +71,7 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
 /// function of `module` (which must not be lowered yet), with the memref
 /// descriptor structs they take, and for functions with shape checks
 /// (insertShapeChecks) the checked `rpe_<name>` / `rpe_<name>_check`.
-LogicalResult writeCHeader(ModuleOp module, StringRef guard,
-                           raw_ostream &os);
+LogicalResult writeCHeader(ModuleOp module, StringRef guard, raw_ostream &os);
 
 /// Runs `write` on a temporary file next to `path` and renames it to `path`
 /// when `write` succeeds (else removes it): an interrupted or failing
@@ -74,8 +80,7 @@ LogicalResult writeAtomically(StringRef path, Location loc,
                               function_ref<LogicalResult(StringRef)> write);
 
 /// Writes `text` to `path` atomically (writeAtomically).
-LogicalResult writeTextAtomically(StringRef path, StringRef text,
-                                  Location loc);
+LogicalResult writeTextAtomically(StringRef path, StringRef text, Location loc);
 
 /// Emits the lowered `module` as `options.emit` into `outputPath` ("-" is
 /// stdout for text kinds).

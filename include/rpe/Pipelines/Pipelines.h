@@ -28,9 +28,9 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<int64_t> tileQ{
       *this, "tile-q", llvm::cl::desc("Query rows per attention tile"),
       llvm::cl::init(64)};
-  PassOptions::Option<int64_t> tileK{
-      *this, "tile-k", llvm::cl::desc("Keys per attention tile"),
-      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> tileK{*this, "tile-k",
+                                     llvm::cl::desc("Keys per attention tile"),
+                                     llvm::cl::init(64)};
   PassOptions::Option<bool> vectorize{
       *this, "vectorize",
       llvm::cl::desc("Lower attention to the vector-level kernel "

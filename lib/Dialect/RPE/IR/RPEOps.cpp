@@ -149,8 +149,9 @@ void reifyFromDynamicSizes(OpBuilder &b, RankedTensorType type,
   SmallVector<OpFoldResult> sizes;
   unsigned next = 0;
   for (int64_t d : type.getShape())
-    sizes.push_back(ShapedType::isDynamic(d) ? OpFoldResult(dynamicSizes[next++])
-                                             : OpFoldResult(b.getIndexAttr(d)));
+    sizes.push_back(ShapedType::isDynamic(d)
+                        ? OpFoldResult(dynamicSizes[next++])
+                        : OpFoldResult(b.getIndexAttr(d)));
   shapes.push_back(sizes);
 }
 
@@ -171,7 +172,65 @@ void reifyFromOperands(OpBuilder &b, Location loc, RankedTensorType type,
   }
   shapes.push_back(sizes);
 }
+
+/// A result dimension that is an operand's dimension (`dim` >= 0) or an
+/// index operand (`dim` = -1); `what` names the size in diagnostics.
+struct ResultSource {
+  Value value;
+  int64_t dim;
+  const char *name;
+  const char *what;
+};
 } // namespace
+
+// Per op (below): its size rules and the sources of its result sizes.
+static LogicalResult verifyShapes(RelativeBiasOp op, ShapeChecker &c);
+static LogicalResult verifyShapes(AlibiOp op, ShapeChecker &c);
+static LogicalResult verifyShapes(RotaryOp op, ShapeChecker &c);
+static LogicalResult verifyShapes(ShawLogitsOp op, ShapeChecker &c);
+static LogicalResult verifyShapes(ShawValuesOp op, ShapeChecker &c);
+static LogicalResult verifyShapes(DisentangledBiasOp op, ShapeChecker &c);
+static LogicalResult verifyShapes(AttentionOp op, ShapeChecker &c);
+static SmallVector<ResultSource> resultSources(RotaryOp op);
+static SmallVector<ResultSource> resultSources(ShawLogitsOp op);
+static SmallVector<ResultSource> resultSources(ShawValuesOp op);
+static SmallVector<ResultSource> resultSources(DisentangledBiasOp op);
+static SmallVector<ResultSource> resultSources(AttentionOp op);
+
+/// Where each result dimension comes from (none: the op's dynamic sizes).
+static SmallVector<ResultSource> resultSources(Operation *) { return {}; }
+
+/// verify(): the op's size rules, then its result's static sizes against
+/// their sources.
+template <typename OpT> static LogicalResult verifyOp(OpT op) {
+  ShapeChecker c{op};
+  if (failed(verifyShapes(op, c)))
+    return failure();
+  for (auto [d, src] : llvm::enumerate(resultSources(op)))
+    if (src.dim >= 0 && failed(c.same(src.value, src.dim, op.getResult(), d,
+                                      src.what, src.name, "result")))
+      return failure();
+  return success();
+}
+
+/// getShapeConstraints(): the same rules, recorded where a size is dynamic.
+template <typename OpT>
+static void collectShapeConstraints(OpT op,
+                                    SmallVectorImpl<ShapeConstraint> &out) {
+  ShapeChecker c{op, &out};
+  (void)verifyShapes(op, c);
+}
+
+/// reifyResultShapes() from resultSources().
+template <typename OpT>
+static LogicalResult reifyFromSources(OpT op, OpBuilder &b,
+                                      ReifiedRankedShapedTypeDims &shapes) {
+  SmallVector<std::pair<Value, int64_t>> from;
+  for (const ResultSource &src : resultSources(op))
+    from.push_back({src.value, src.dim});
+  reifyFromOperands(b, op.getLoc(), op.getResult().getType(), from, shapes);
+  return success();
+}
 
 /// "f32, index" (diagnostics quote types streamed one by one).
 static std::string typesToString(TypeRange types) {
@@ -228,15 +287,11 @@ static LogicalResult verifyShapes(RelativeBiasOp op, ShapeChecker &c) {
         failed(c.window(op.getBucketing(), r, 1, r, 2))));
 }
 
-LogicalResult RelativeBiasOp::verify() {
-  ShapeChecker c{*this};
-  return verifyShapes(*this, c);
-}
+LogicalResult RelativeBiasOp::verify() { return verifyOp(*this); }
 
 void RelativeBiasOp::getShapeConstraints(
     SmallVectorImpl<ShapeConstraint> &constraints) {
-  ShapeChecker c{*this, &constraints};
-  (void)verifyShapes(*this, c);
+  collectShapeConstraints(*this, constraints);
 }
 
 LogicalResult
@@ -295,15 +350,11 @@ static LogicalResult verifyShapes(AlibiOp op, ShapeChecker &c) {
   return success();
 }
 
-LogicalResult AlibiOp::verify() {
-  ShapeChecker c{*this};
-  return verifyShapes(*this, c);
-}
+LogicalResult AlibiOp::verify() { return verifyOp(*this); }
 
 void AlibiOp::getShapeConstraints(
     SmallVectorImpl<ShapeConstraint> &constraints) {
-  ShapeChecker c{*this, &constraints};
-  (void)verifyShapes(*this, c);
+  collectShapeConstraints(*this, constraints);
 }
 
 LogicalResult AlibiOp::reifyResultShapes(OpBuilder &b,
@@ -346,8 +397,8 @@ static LogicalResult verifyShapes(RotaryOp op, ShapeChecker &c) {
     return failure();
   double theta = op.getTheta().convertToDouble();
   if (!std::isfinite(theta) || theta <= 0.0)
-    return op.emitOpError() << "theta must be finite and positive, got "
-                            << theta;
+    return op.emitOpError()
+           << "theta must be finite and positive, got " << theta;
   if (std::optional<int64_t> r = op.getRotaryDim()) {
     if (*r < 0 || *r % 2 != 0)
       return op.emitOpError()
@@ -362,8 +413,8 @@ static LogicalResult verifyShapes(RotaryOp op, ShapeChecker &c) {
                 *r,
                 "rotary_dim"});
   } else if (!ShapedType::isDynamic(dim) && dim % 2 != 0) {
-    return op.emitOpError() << "rotary_dim defaults to D = " << dim
-                            << ", which must be even";
+    return op.emitOpError()
+           << "rotary_dim defaults to D = " << dim << ", which must be even";
   } else if (ShapedType::isDynamic(dim)) {
     c.record({ShapeConstraint::Kind::MultipleOfConstant,
               {xv, rank - 1, "x"},
@@ -374,24 +425,23 @@ static LogicalResult verifyShapes(RotaryOp op, ShapeChecker &c) {
   return success();
 }
 
-LogicalResult RotaryOp::verify() {
-  ShapeChecker c{*this};
-  return verifyShapes(*this, c);
+static SmallVector<ResultSource> resultSources(RotaryOp op) {
+  SmallVector<ResultSource> sources;
+  for (int64_t d = 0; d < op.getX().getType().getRank(); ++d)
+    sources.push_back({op.getX(), d, "x", "size"});
+  return sources;
 }
+
+LogicalResult RotaryOp::verify() { return verifyOp(*this); }
 
 void RotaryOp::getShapeConstraints(
     SmallVectorImpl<ShapeConstraint> &constraints) {
-  ShapeChecker c{*this, &constraints};
-  (void)verifyShapes(*this, c);
+  collectShapeConstraints(*this, constraints);
 }
 
 LogicalResult RotaryOp::reifyResultShapes(OpBuilder &b,
                                           ReifiedRankedShapedTypeDims &shapes) {
-  SmallVector<std::pair<Value, int64_t>> from;
-  for (int64_t d = 0; d < getX().getType().getRank(); ++d)
-    from.push_back({getX(), d});
-  reifyFromOperands(b, getLoc(), getResult().getType(), from, shapes);
-  return success();
+  return reifyFromSources(*this, b, shapes);
 }
 
 OpFoldResult RotaryOp::fold(FoldAdaptor) {
@@ -424,32 +474,25 @@ static LogicalResult verifyShapes(ShawLogitsOp op, ShapeChecker &c) {
         failed(c.window(op.getBucketing(), qv, 2, r, 3))));
 }
 
-LogicalResult ShawLogitsOp::verify() {
-  ShapeChecker c{*this};
-  if (failed(verifyShapes(*this, c)))
-    return failure();
-  // The result's B, H, Lq are q's (reified from q: static checks only).
-  static constexpr const char *kWhat[] = {"batch size", "head count",
-                                          "query length"};
-  for (int64_t d = 0; d < 3; ++d)
-    if (failed(c.same(getQ(), d, getResult(), d, kWhat[d], "q", "result")))
-      return failure();
-  return success();
+static SmallVector<ResultSource> resultSources(ShawLogitsOp op) {
+  Value q = op.getQ();
+  return {{q, 0, "q", "batch size"},
+          {q, 1, "q", "head count"},
+          {q, 2, "q", "query length"},
+          {op.getKeyLength(), -1, "key_length", "key length"}};
 }
+
+LogicalResult ShawLogitsOp::verify() { return verifyOp(*this); }
 
 void ShawLogitsOp::getShapeConstraints(
     SmallVectorImpl<ShapeConstraint> &constraints) {
-  ShapeChecker c{*this, &constraints};
-  (void)verifyShapes(*this, c);
+  collectShapeConstraints(*this, constraints);
 }
 
 LogicalResult
 ShawLogitsOp::reifyResultShapes(OpBuilder &b,
                                 ReifiedRankedShapedTypeDims &shapes) {
-  Value q = getQ();
-  reifyFromOperands(b, getLoc(), getResult().getType(),
-                    {{q, 0}, {q, 1}, {q, 2}, {getKeyLength(), -1}}, shapes);
-  return success();
+  return reifyFromSources(*this, b, shapes);
 }
 
 static LogicalResult verifyShapes(ShawValuesOp op, ShapeChecker &c) {
@@ -468,31 +511,25 @@ static LogicalResult verifyShapes(ShawValuesOp op, ShapeChecker &c) {
         failed(c.window(op.getBucketing(), pv, 2, pv, 3))));
 }
 
-LogicalResult ShawValuesOp::verify() {
-  ShapeChecker c{*this};
-  if (failed(verifyShapes(*this, c)))
-    return failure();
-  Value p = getP(), r = getResult();
-  return success(
-      !(failed(c.same(getEmb(), 1, r, 3, "head dimension", "emb", "result")) ||
-        failed(c.same(p, 0, r, 0, "batch size", "p", "result")) ||
-        failed(c.same(p, 1, r, 1, "head count", "p", "result")) ||
-        failed(c.same(p, 2, r, 2, "query length", "p", "result"))));
+static SmallVector<ResultSource> resultSources(ShawValuesOp op) {
+  Value p = op.getP();
+  return {{p, 0, "p", "batch size"},
+          {p, 1, "p", "head count"},
+          {p, 2, "p", "query length"},
+          {op.getEmb(), 1, "emb", "head dimension"}};
 }
+
+LogicalResult ShawValuesOp::verify() { return verifyOp(*this); }
 
 void ShawValuesOp::getShapeConstraints(
     SmallVectorImpl<ShapeConstraint> &constraints) {
-  ShapeChecker c{*this, &constraints};
-  (void)verifyShapes(*this, c);
+  collectShapeConstraints(*this, constraints);
 }
 
 LogicalResult
 ShawValuesOp::reifyResultShapes(OpBuilder &b,
                                 ReifiedRankedShapedTypeDims &shapes) {
-  Value p = getP();
-  reifyFromOperands(b, getLoc(), getResult().getType(),
-                    {{p, 0}, {p, 1}, {p, 2}, {getEmb(), 1}}, shapes);
-  return success();
+  return reifyFromSources(*this, b, shapes);
 }
 
 //===----------------------------------------------------------------------===//
@@ -521,43 +558,35 @@ static LogicalResult verifyShapes(DisentangledBiasOp op, ShapeChecker &c) {
        failed(c.same(qv, 1, kv, 1, "head count", "q", "k")) ||
        failed(c.same(qv, 3, kv, 3, "head dimension", "q", "k"))))
     return failure();
-  for (auto [pos, name] :
-       {std::pair<Value, StringRef>{op.getPosQ(), "pos_q"},
-        std::pair<Value, StringRef>{op.getPosK(), "pos_k"}})
+  for (auto [pos, name] : {std::pair<Value, StringRef>{op.getPosQ(), "pos_q"},
+                           std::pair<Value, StringRef>{op.getPosK(), "pos_k"}})
     if ((failed(c.same(qv, 1, pos, 0, "head count", "q", name)) ||
          failed(c.buckets(op.getBucketing(), pos, 1, name)) ||
          failed(c.same(qv, 3, pos, 2, "head dimension", "q", name))))
       return failure();
-  return success(
-      !(failed(c.lengths(q.getDimSize(2), k.getDimSize(2))) ||
-        failed(c.window(op.getBucketing(), qv, 2, kv, 2))));
+  return success(!(failed(c.lengths(q.getDimSize(2), k.getDimSize(2))) ||
+                   failed(c.window(op.getBucketing(), qv, 2, kv, 2))));
 }
 
-LogicalResult DisentangledBiasOp::verify() {
-  ShapeChecker c{*this};
-  if (failed(verifyShapes(*this, c)))
-    return failure();
-  Value q = getQ(), r = getResult();
-  return success(
-      !(failed(c.same(q, 0, r, 0, "batch size", "q", "result")) ||
-        failed(c.same(q, 1, r, 1, "head count", "q", "result")) ||
-        failed(c.same(q, 2, r, 2, "query length", "q", "result")) ||
-        failed(c.same(getK(), 2, r, 3, "key length", "k", "result"))));
+static SmallVector<ResultSource> resultSources(DisentangledBiasOp op) {
+  Value q = op.getQ();
+  return {{q, 0, "q", "batch size"},
+          {q, 1, "q", "head count"},
+          {q, 2, "q", "query length"},
+          {op.getK(), 2, "k", "key length"}};
 }
+
+LogicalResult DisentangledBiasOp::verify() { return verifyOp(*this); }
 
 void DisentangledBiasOp::getShapeConstraints(
     SmallVectorImpl<ShapeConstraint> &constraints) {
-  ShapeChecker c{*this, &constraints};
-  (void)verifyShapes(*this, c);
+  collectShapeConstraints(*this, constraints);
 }
 
 LogicalResult
 DisentangledBiasOp::reifyResultShapes(OpBuilder &b,
                                       ReifiedRankedShapedTypeDims &shapes) {
-  Value q = getQ();
-  reifyFromOperands(b, getLoc(), getResult().getType(),
-                    {{q, 0}, {q, 1}, {q, 2}, {getK(), 2}}, shapes);
-  return success();
+  return reifyFromSources(*this, b, shapes);
 }
 
 //===----------------------------------------------------------------------===//
@@ -600,9 +629,9 @@ static LogicalResult verifyShapes(AttentionOp op, ShapeChecker &c) {
               0,
               "query head count (grouped-query attention)"});
   else if (kvHeads == 0 || heads % kvHeads != 0)
-    return op.emitOpError() << "query head count " << heads
-                            << " is not a multiple of the key/value head count "
-                            << kvHeads;
+    return op.emitOpError()
+           << "query head count " << heads
+           << " is not a multiple of the key/value head count " << kvHeads;
 
   if (Value bias = op.getBias()) {
     auto b = cast<RankedTensorType>(bias.getType());
@@ -649,8 +678,7 @@ static LogicalResult verifyShapes(AttentionOp op, ShapeChecker &c) {
                        "rel_values"))))
       return failure();
   }
-  if (bucketing &&
-      failed(c.window(*bucketing, qv, 2, kv, 2)))
+  if (bucketing && failed(c.window(*bucketing, qv, 2, kv, 2)))
     return failure();
   if (std::optional<APFloat> s = op.getScale())
     if (!s->isFinite())
@@ -658,32 +686,25 @@ static LogicalResult verifyShapes(AttentionOp op, ShapeChecker &c) {
   return success();
 }
 
-LogicalResult AttentionOp::verify() {
-  ShapeChecker c{*this};
-  if (failed(verifyShapes(*this, c)))
-    return failure();
-  // The result is B×H×Lq×Dv of q and v (reified: static checks only).
-  Value q = getQ(), r = getResult();
-  return success(
-      !(failed(c.same(q, 0, r, 0, "batch size", "q", "result")) ||
-        failed(c.same(q, 1, r, 1, "head count", "q", "result")) ||
-        failed(c.same(q, 2, r, 2, "query length", "q", "result")) ||
-        failed(c.same(getV(), 3, r, 3, "value dimension", "v", "result"))));
+static SmallVector<ResultSource> resultSources(AttentionOp op) {
+  Value q = op.getQ();
+  return {{q, 0, "q", "batch size"},
+          {q, 1, "q", "head count"},
+          {q, 2, "q", "query length"},
+          {op.getV(), 3, "v", "value dimension"}};
 }
+
+LogicalResult AttentionOp::verify() { return verifyOp(*this); }
 
 void AttentionOp::getShapeConstraints(
     SmallVectorImpl<ShapeConstraint> &constraints) {
-  ShapeChecker c{*this, &constraints};
-  (void)verifyShapes(*this, c);
+  collectShapeConstraints(*this, constraints);
 }
 
 LogicalResult
 AttentionOp::reifyResultShapes(OpBuilder &b,
                                ReifiedRankedShapedTypeDims &shapes) {
-  Value q = getQ();
-  reifyFromOperands(b, getLoc(), getResult().getType(),
-                    {{q, 0}, {q, 1}, {q, 2}, {getV(), 3}}, shapes);
-  return success();
+  return reifyFromSources(*this, b, shapes);
 }
 
 LogicalResult AttentionOp::verifyRegions() {

@@ -62,7 +62,9 @@ struct RPEHoistForallAllocasPass
         return WalkResult::advance();
       });
     });
-    for (auto [forall, alloca] : allocas) {
+    for (auto &entry : allocas) {
+      scf::ForallOp forall = entry.first;
+      memref::AllocaOp alloca = entry.second;
       bool invariant = llvm::all_of(alloca->getOperands(), [&](Value v) {
         return !forall->isAncestor(v.getParentRegion()->getParentOp());
       });

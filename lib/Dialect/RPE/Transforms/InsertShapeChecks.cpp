@@ -64,8 +64,7 @@ public:
       : func(func), check(check),
         b(OpBuilder::atBlockBegin(&check.getBody().front())),
         loc(func.getLoc()) {
-    for (auto [from, to] :
-         llvm::zip(func.getArguments(), check.getArguments()))
+    for (auto [from, to] : llvm::zip(func.getArguments(), check.getArguments()))
       mapping.map(from, to);
   }
 
@@ -213,8 +212,9 @@ bool CheckBuilder::add(Operation *op, const ShapeConstraint &c) {
   };
   switch (c.kind) {
   case Kind::Equal:
-    message += " is %lld, expected %lld (= " +
-               describe(c.other, /*withDim=*/true) + ", the " + what + ")";
+    message +=
+        " is %lld, expected %lld (= " + describe(c.other, /*withDim=*/true) +
+        ", the " + what + ")";
     chk.bad = cmp(arith::CmpIPredicate::ne, x, y);
     break;
   case Kind::EqualConstant:
@@ -228,10 +228,10 @@ bool CheckBuilder::add(Operation *op, const ShapeConstraint &c) {
   case Kind::MultipleOf:
   case Kind::MultipleOfConstant: {
     message += " is %lld, expected a positive multiple of %lld (";
-    message += c.kind == Kind::MultipleOf
-                   ? "= " + describe(c.other, /*withDim=*/true) + ", the " +
-                         what + ")"
-                   : what + ")";
+    message +=
+        c.kind == Kind::MultipleOf
+            ? "= " + describe(c.other, /*withDim=*/true) + ", the " + what + ")"
+            : what + ")";
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value divisorZero = cmp(arith::CmpIPredicate::eq, y, zero);
@@ -258,7 +258,8 @@ bool CheckBuilder::add(Operation *op, const ShapeConstraint &c) {
         [&](OpBuilder &lb, Location l, Value i, ValueRange state) {
           Value v = tensor::ExtractOp::create(lb, l, tensor, i);
           v = arith::ExtSIOp::create(lb, l, lb.getI64Type(), v);
-          Value zero64 = arith::ConstantOp::create(lb, l, lb.getI64IntegerAttr(0));
+          Value zero64 =
+              arith::ConstantOp::create(lb, l, lb.getI64IntegerAttr(0));
           Value out = arith::OrIOp::create(
               lb, l,
               arith::CmpIOp::create(lb, l, arith::CmpIPredicate::slt, v,
@@ -268,8 +269,7 @@ bool CheckBuilder::add(Operation *op, const ShapeConstraint &c) {
               lb, l, arith::CmpIPredicate::slt, state[0],
               arith::ConstantOp::create(lb, l, lb.getI64IntegerAttr(0)));
           Value take = arith::AndIOp::create(lb, l, out, none);
-          Value i64v =
-              arith::IndexCastOp::create(lb, l, lb.getI64Type(), i);
+          Value i64v = arith::IndexCastOp::create(lb, l, lb.getI64Type(), i);
           scf::YieldOp::create(
               lb, l,
               ValueRange{arith::SelectOp::create(lb, l, take, i64v, state[0]),
@@ -343,8 +343,8 @@ struct RPEInsertShapeChecksPass
     SymbolTable symbols(module);
     SmallVector<func::FuncOp> funcs;
     for (auto func : module.getOps<func::FuncOp>())
-      if (func.isPublic() && !func.isExternal() &&
-          !func->hasAttr(kCheckAttr) && !func->hasAttr(kMessagesAttr))
+      if (func.isPublic() && !func.isExternal() && !func->hasAttr(kCheckAttr) &&
+          !func->hasAttr(kMessagesAttr))
         funcs.push_back(func);
     for (func::FuncOp func : funcs)
       if (failed(addCheck(func, symbols)))
@@ -354,9 +354,9 @@ struct RPEInsertShapeChecksPass
   LogicalResult addCheck(func::FuncOp func, SymbolTable &symbols) {
     std::string name = (func.getSymName() + "_check").str();
     if (symbols.lookup(name))
-      return func.emitError() << "cannot add the shape check of @"
-                              << func.getSymName() << ": @" << name
-                              << " already exists";
+      return func.emitError()
+             << "cannot add the shape check of @" << func.getSymName() << ": @"
+             << name << " already exists";
     OpBuilder b(func);
     b.setInsertionPointAfter(func);
     Type i64 = b.getI64Type();

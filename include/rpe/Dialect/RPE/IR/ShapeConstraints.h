@@ -1,4 +1,5 @@
-//===- ShapeConstraints.h - run-time shape constraints of rpe ops -*- C++ -*-===//
+//===- ShapeConstraints.h - run-time shape constraints of rpe ops -*- C++
+//-*-===//
 //
 // What the sizes of an op's operands must satisfy for the op to be in bounds.
 // The verifiers check the static part; rpe-insert-shape-checks turns the rest

@@ -1,0 +1,16 @@
+// MLIR 22's parser crashes on dense arrays of `index` (parseDenseArrayAttr
+// asks the index type for a bit width). rpe's tools reject them with an
+// error at the array instead of crashing; the inputs are the fuzzers'
+// reproducers (fuzz/regressions).
+// RUN: not rpe-opt %rpe_src_root/fuzz/regressions/pipeline/dense-index-array-operand-segments.mlir 2>&1 | FileCheck %s --check-prefix=SEGMENTS --implicit-check-not="Stack dump"
+// RUN: not rpe-opt %s 2>&1 | FileCheck %s --implicit-check-not="Stack dump"
+// RUN: not rpe-compile %s -o %t.o 2>&1 | FileCheck %s --implicit-check-not="Stack dump"
+// RUN: not rpe-compile %rpe_src_root/fuzz/regressions/capi/dense-index-array.mlir -o %t.o 2>&1 | FileCheck %s --check-prefix=CAPI --implicit-check-not="Stack dump"
+// SEGMENTS: dense-index-array-operand-segments.mlir:2:60: error: dense arrays of 'index' (array<index...>) are not supported: MLIR 22's parser crashes on them; use i64
+// CAPI: dense-index-array.mlir:2:28: error: dense arrays of 'index'
+// A commented-out array<index: 1> is left alone; the one below is not.
+// CHECK: dense-index-array.mlir:[[@LINE+2]]:28: error: dense arrays of 'index'
+func.func @f() {
+  %x = arith.constant {a = array< index >} 0 : index
+  return
+}
