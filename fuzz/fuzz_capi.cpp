@@ -8,6 +8,9 @@
 
 #include "rpe-c/Compiler.h"
 
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -22,6 +25,11 @@ std::string outputPath;
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   outputPath = "/tmp/rpe-fuzz-capi-" + std::to_string(getpid()) + ".mlir";
+  // The contexts the C API creates run passes on one thread: a thread pool
+  // per compilation costs more than the compilation of a small input.
+  mlir::registerMLIRContextCLOptions();
+  const char *args[] = {"rpe-fuzz-capi", "--mlir-disable-threading"};
+  llvm::cl::ParseCommandLineOptions(2, args);
   return 0;
 }
 

@@ -3,6 +3,7 @@
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
@@ -146,13 +147,7 @@ struct ShapeChecker {
 void reifyFromDynamicSizes(OpBuilder &b, RankedTensorType type,
                            ValueRange dynamicSizes,
                            ReifiedRankedShapedTypeDims &shapes) {
-  SmallVector<OpFoldResult> sizes;
-  unsigned next = 0;
-  for (int64_t d : type.getShape())
-    sizes.push_back(ShapedType::isDynamic(d)
-                        ? OpFoldResult(dynamicSizes[next++])
-                        : OpFoldResult(b.getIndexAttr(d)));
-  shapes.push_back(sizes);
+  shapes.push_back(getMixedValues(type.getShape(), dynamicSizes, b));
 }
 
 /// Result sizes taken from dimensions of operands: (value, dim) per result
