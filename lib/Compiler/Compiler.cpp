@@ -29,7 +29,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
-#include "llvm/Support/Regex.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
@@ -76,20 +75,65 @@ LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
   return success();
 }
 
+/// Whether `c` continues an MLIR bare identifier.
+static bool isIdentifierChar(char c) {
+  return llvm::isAlnum(c) || c == '_' || c == '$' || c == '.';
+}
+
+/// Position of the next token at or after `p`: skips what MLIR's lexer
+/// skips (whitespace, NUL bytes inside the buffer, `//` comments).
+static size_t skipTrivia(StringRef text, size_t p) {
+  while (p < text.size()) {
+    char c = text[p];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\0') {
+      ++p;
+    } else if (text.substr(p).starts_with("//")) {
+      p = text.find('\n', p);
+      if (p == StringRef::npos)
+        return text.size();
+    } else {
+      break;
+    }
+  }
+  return p;
+}
+
 LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
                                                   StringRef bufferName,
                                                   MLIRContext *context) {
-  static const llvm::Regex denseIndexArray(
-      "array[[:space:]]*<[[:space:]]*index([^_[:alnum:]$.]|$)");
-  unsigned line = 1;
-  for (StringRef rest = text; !rest.empty(); ++line) {
-    auto [current, next] = rest.split('\n');
-    rest = next;
-    StringRef code = current.substr(0, current.find("//"));
-    SmallVector<StringRef, 2> match;
-    if (!denseIndexArray.match(code, &match))
+  // Token by token (string literals and comments skipped): `array` `<`
+  // `index`, whatever trivia separates them.
+  size_t n = text.size();
+  for (size_t p = skipTrivia(text, 0); p < n; p = skipTrivia(text, p)) {
+    char c = text[p];
+    if (c == '"') { // a string literal, with escapes
+      for (++p; p < n && text[p] != '"'; ++p)
+        if (text[p] == '\\')
+          ++p;
+      ++p;
       continue;
-    unsigned column = match[0].data() - current.data() + 1;
+    }
+    if (!isIdentifierChar(c)) {
+      ++p;
+      continue;
+    }
+    size_t start = p;
+    while (p < n && isIdentifierChar(text[p]))
+      ++p;
+    if (text.slice(start, p) != "array")
+      continue;
+    size_t q = skipTrivia(text, p);
+    if (q >= n || text[q] != '<')
+      continue;
+    q = skipTrivia(text, q + 1);
+    if (!text.substr(q).starts_with("index") ||
+        (q + 5 < n && isIdentifierChar(text[q + 5])))
+      continue;
+    StringRef before = text.take_front(start);
+    unsigned line = before.count('\n') + 1;
+    size_t lineStart = before.rfind('\n');
+    unsigned column =
+        start - (lineStart == StringRef::npos ? 0 : lineStart + 1) + 1;
     return emitError(FileLineColLoc::get(context, bufferName, line, column))
            << "dense arrays of 'index' (array<index...>) are not supported: "
               "MLIR 22's parser crashes on them; use i64";
