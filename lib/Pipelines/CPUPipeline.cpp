@@ -114,6 +114,14 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // The linalg ops outside the attention kernels (projections, diagonal
+  // tables, other rpe ops, the reference path, user code) on threads too.
+  if (options.numThreads > 1) {
+    RPEParallelizeLinalgPassOptions parallel;
+    parallel.numThreads = options.numThreads;
+    pm.addPass(createRPEParallelizeLinalgPass(parallel));
+    pm.addPass(createCanonicalizerPass());
+  }
   if (options.emitCInterface)
     pm.addPass(createRPEEmitCInterfacePass());
 

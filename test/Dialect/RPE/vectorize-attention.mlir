@@ -139,6 +139,47 @@ func.func @rel_values(%q: tensor<1x2x6x8xf32>, %e: tensor<5x8xf32>) -> tensor<1x
 
 // -----
 
+// Uniform key tiles: the bucket tables (the gather trick's, rel_values') are
+// scanned once for runs of one value; a key tile whose diagonals all lie in
+// one run reads the bucket once, gathers the projection once per row vector
+// and adds its rel_values row once, scaled by the tile's probability sum.
+// Other tiles read the buckets and gather per key.
+// CHECK-LABEL: func.func @uniform_tiles
+// CHECK: %[[RUNS:.*]] = memref.alloc(%{{.*}}) {alignment = 64 : i64} : memref<?xindex>
+// CHECK: scf.for
+// CHECK:   arith.cmpi eq
+// CHECK:   arith.cmpi eq
+// CHECK:   arith.andi
+// CHECK:   memref.store %{{.*}}, %[[RUNS]]
+// CHECK: scf.forall
+// CHECK: %[[END:.*]] = memref.load %[[RUNS]][%[[LOW:.*]]] : memref<?xindex>
+// CHECK: %[[UNI:.*]] = arith.cmpi sge, %[[END]], %{{.*}} : index
+// CHECK: scf.if %[[UNI]] {
+// CHECK:   memref.load %{{.*}}[%c0, %[[LOW]]] : memref<?x?xindex>
+// CHECK:   vector.gather
+// CHECK-NOT: vector.gather
+// CHECK-NOT: memref<?x?xindex>, vector<8xindex>
+// CHECK:   %[[REL:.*]] = memref.load %[[RD:.*]][%{{.*}}, %[[LOW]]] : memref<?x?xf32>
+// CHECK:   %[[RELV:.*]] = vector.broadcast %[[REL]]
+// CHECK:   vector.fma %[[RELV]]
+// CHECK: } else {
+// CHECK:   vector.load %{{.*}} : memref<?x?xindex>, vector<8xindex>
+// CHECK:   vector.gather
+// CHECK:   vector.load %[[RD]][%{{.*}}, %{{.*}}] : memref<?x?xf32>, vector<8xf32>
+
+func.func @uniform_tiles(%q: tensor<1x2x?x8xf32>, %qe: tensor<1x2x?x5xf32>, %e: tensor<5x8xf32>) -> tensor<1x2x?x8xf32> {
+  %0 = rpe.attention %q, %q, %q rel_values(%e : tensor<5x8xf32>) by clip<max_distance = 2> : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by clip<max_distance = 2>
+    %g = tensor.extract %qe[%b, %h, %i, %bk] : tensor<1x2x?x5xf32>
+    %r = arith.addf %s, %g : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x?x8xf32>
+}
+
+// -----
+
 // A score_mod with regions is left to rpe-tile-attention.
 // CHECK-LABEL: func.func @region_in_score_mod
 // CHECK: rpe.attention

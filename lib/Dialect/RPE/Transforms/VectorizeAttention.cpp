@@ -149,8 +149,40 @@ private:
                int64_t chunk);
 
   // ---- the score of a (key, query-vector) pair -----------------------------
-  struct Lanes;
+  /// The values of score_mod evaluated for one vector of query rows: uniform
+  /// values are scalars; varying ones are vectors, and index values of the form
+  /// `base + lane` also keep their scalar base (for contiguous loads).
+  struct Lanes {
+    DenseMap<Value, Value> scalar, vector, base;
+    Region *region;
+    int64_t chunk;
+    /// The scalar of a uniform value (values from outside the region are
+    /// uniform), or null.
+    Value scalarOf(Value v) const {
+      auto it = scalar.find(v);
+      if (it != scalar.end())
+        return it->second;
+      if (!region->isAncestor(v.getParentRegion()))
+        return v;
+      return Value();
+    }
+    bool isVarying(Value v) const { return !scalarOf(v); }
+  };
+  /// The lane state of vector `chunk` before any score_mod op: (b, h), the
+  /// rows' positions, the per-tile invariants and, in a uniform key tile,
+  /// the tile's diagonal values.
+  Lanes initialLanes(OpBuilder &b, int64_t chunk);
+  /// Evaluates the score_mod op `inner` on the lanes of `lanes`.
+  void evaluate(OpBuilder &b, Lanes &lanes, Operation &inner);
   Value vectorizeScore(OpBuilder &b, Value s, Value key, int64_t chunk);
+  /// Uniform key tiles: the score_mod ops that depend neither on the score
+  /// nor on the key once the tile's diagonal values are scalars, evaluated
+  /// once per key tile and row vector into `keyTileLanes`.
+  void hoistKeyTileInvariants(OpBuilder &b, int64_t numChunks);
+  /// Diagonal tables whose values are the same over a whole key tile: the
+  /// scan `runEnd[r]` = the last r' such that every such table holds one
+  /// value over [r, r'].
+  void buildUniformRuns();
   /// A scalar copy of `inner` with operands from `scalarOf` (tensor reads
   /// become reads of their buffers).
   Operation *cloneScalar(OpBuilder &b, Operation &inner,
@@ -175,7 +207,13 @@ private:
                                    int64_t keys, Value k0, Value jb,
                                    ValueRange tileMax);
   void buildValueBlock(OpBuilder &b, int64_t numChunks, int64_t rows, Value e0,
-                       Value k0, Value tk, ArrayRef<Value> alpha);
+                       Value k0, Value tk, ArrayRef<Value> alpha,
+                       ArrayRef<Value> probSums);
+  /// The key tile at k0: Sᵀ, the online softmax and Oᵀ. `uniform`: every
+  /// diagonal table in `uniformTables` holds one value over the tile, read
+  /// at diagonal `tileDiag`.
+  void buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0, Value tk,
+                    bool uniform);
 
   RewriterBase &rw;
   AttentionOp op;
@@ -207,27 +245,27 @@ private:
   DenseMap<Value, Value> tileInvariants;
   bool kernelStarted = false;
   Value iotaI32;
+
+  /// Bucket tables along the diagonal (one row, index elements) that a key
+  /// tile may find constant: the buckets of the gather-trick terms and of
+  /// rel_values. A tile whose diagonals all fall in one run of every table
+  /// (far from the diagonal with clipped or log buckets: most tiles at
+  /// L >= 1024) reads each once and gathers nothing per key.
+  SmallVector<Value> uniformTables;
+  /// score_mod values read from `uniformTables` (tensor.extract results),
+  /// with their table.
+  SmallVector<std::pair<Value, Value>> uniformReads;
+  /// score_mod ops that need the key or the score even in a uniform tile.
+  DenseSet<Operation *> keyDependent;
+  Value runEndBuf, diagShift, relBucketTable;
+  /// While building a uniform key tile: its lowest diagonal, the scalars of
+  /// `uniformReads` and the per-chunk lane states of hoistKeyTileInvariants.
+  Value tileDiag;
+  bool inUniformTile = false;
+  DenseMap<Value, Value> tileScalars;
+  SmallVector<Lanes> keyTileLanes;
 };
 
-/// The values of score_mod evaluated for one vector of query rows: uniform
-/// values are scalars; varying ones are vectors, and index values of the form
-/// `base + lane` also keep their scalar base (for contiguous loads).
-struct KernelBuilder::Lanes {
-  DenseMap<Value, Value> scalar, vector, base;
-  Region *region;
-  int64_t chunk;
-  /// The scalar of a uniform value (values from outside the region are
-  /// uniform), or null.
-  Value scalarOf(Value v) const {
-    auto it = scalar.find(v);
-    if (it != scalar.end())
-      return it->second;
-    if (!region->isAncestor(v.getParentRegion()))
-      return v;
-    return Value();
-  }
-  bool isVarying(Value v) const { return !scalarOf(v); }
-};
 
 Value KernelBuilder::bufferOf(Value tensor) {
   auto it = buffers.find(tensor);
@@ -333,6 +371,181 @@ void KernelBuilder::hoistTileInvariants(OpBuilder &b) {
   }
 }
 
+KernelBuilder::Lanes KernelBuilder::initialLanes(OpBuilder &b,
+                                                 int64_t chunk) {
+  Block &block = op.getScoreMod().front();
+  Lanes lanes;
+  lanes.chunk = chunk;
+  lanes.region = &op.getScoreMod();
+  lanes.scalar[block.getArgument(1)] = bIdx;
+  lanes.scalar[block.getArgument(2)] = hIdx;
+  lanes.base[block.getArgument(3)] =
+      add(b, qPos0, cIdx(b, chunk * opts.vectorWidth));
+  for (auto [from, to] : tileInvariants)
+    lanes.scalar[from] = to;
+  for (auto [from, to] : tileScalars)
+    lanes.scalar[from] = to;
+  return lanes;
+}
+
+void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
+  int64_t w = opts.vectorWidth;
+  auto scalarOf = [&](Value v) { return lanes.scalarOf(v); };
+  auto uniform = [&](Value v) { return static_cast<bool>(scalarOf(v)); };
+  bool varying =
+      llvm::any_of(inner.getOperands(), [&](Value v) { return !uniform(v); });
+  if (!varying) {
+    // Uniform across lanes: scalars (per key; what depends on the key
+    // neither is computed once per tile, see hoistTileInvariants).
+    Operation *clone = cloneScalar(b, inner, scalarOf);
+    for (auto [from, to] : llvm::zip(inner.getResults(), clone->getResults()))
+      lanes.scalar[from] = to;
+    return;
+  }
+
+  // Lane-affine index arithmetic: base ± uniform.
+  if (isa<arith::AddIOp, arith::SubIOp>(inner) &&
+      inner.getResult(0).getType().isIndex()) {
+    Value x = inner.getOperand(0), y = inner.getOperand(1);
+    bool isAdd = isa<arith::AddIOp>(inner);
+    if (lanes.base.count(x) && uniform(y)) {
+      Value base = isAdd ? add(b, lanes.base[x], scalarOf(y))
+                         : sub(b, lanes.base[x], scalarOf(y));
+      lanes.base[inner.getResult(0)] = base;
+      return;
+    }
+    if (isAdd && lanes.base.count(y) && uniform(x)) {
+      lanes.base[inner.getResult(0)] = add(b, lanes.base[y], scalarOf(x));
+      return;
+    }
+  }
+
+  if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
+    Value buffer = bufferOf(extract.getTensor());
+    auto bufferType = cast<MemRefType>(buffer.getType());
+    auto elemVec = VectorType::get({w}, bufferType.getElementType());
+    ValueRange indices = extract.getIndices();
+    bool innerOnly = true;
+    for (Value v : indices.drop_back())
+      innerOnly &= uniform(v);
+    Value last = indices.back();
+    SmallVector<Value> at;
+    for (Value v : indices.drop_back())
+      at.push_back(innerOnly ? scalarOf(v) : cIdx(b, 0));
+    if (innerOnly && lanes.base.count(last)) {
+      at.push_back(lanes.base[last]);
+      Value read;
+      if (paddedTables.count(extract.getTensor())) {
+        read = vector::LoadOp::create(b, loc, elemVec, buffer, at);
+      } else {
+        Value pad = arith::ConstantOp::create(
+            b, loc, b.getZeroAttr(bufferType.getElementType()));
+        read = vector::TransferReadOp::create(b, loc, elemVec, buffer, at,
+                                              pad, ArrayRef<bool>{false});
+      }
+      lanes.vector[inner.getResult(0)] = read;
+      return;
+    }
+    SmallVector<Value> idx;
+    for (Value v : indices)
+      idx.push_back(uniform(v) ? scalarOf(v) : lanesVector(b, lanes, v));
+    lanes.vector[inner.getResult(0)] = gather(b, buffer, idx, lanes.chunk);
+    return;
+  }
+
+  bool elementwise =
+      inner.hasTrait<OpTrait::Elementwise>() && inner.getNumResults() == 1 &&
+      isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
+  if (elementwise) {
+    SmallVector<Value> operands;
+    for (Value v : inner.getOperands())
+      operands.push_back(lanesVector(b, lanes, v));
+    OperationState state(loc, inner.getName());
+    state.addOperands(operands);
+    state.addTypes(VectorType::get({w}, inner.getResult(0).getType()));
+    state.addAttributes(inner.getAttrs());
+    Operation *vop = b.create(state);
+    lanes.vector[inner.getResult(0)] = vop->getResult(0);
+    return;
+  }
+
+  // Anything else: one scalar copy per lane (the lanes of padding rows
+  // repeat the last row of the tile, so every copy sees real positions).
+  SmallVector<SmallVector<Value>> perLane(inner.getNumResults());
+  for (int64_t lane = 0; lane < w; ++lane) {
+    IRMapping map;
+    for (Value v : inner.getOperands()) {
+      if (uniform(v))
+        map.map(v, scalarOf(v));
+      else
+        map.map(v, vector::ExtractOp::create(b, loc, lanesVector(b, lanes, v),
+                                             lane));
+    }
+    Operation *clone = b.clone(inner, map);
+    for (unsigned r = 0; r < inner.getNumResults(); ++r)
+      perLane[r].push_back(clone->getResult(r));
+  }
+  for (unsigned r = 0; r < inner.getNumResults(); ++r)
+    lanes.vector[inner.getResult(r)] = vector::FromElementsOp::create(
+        b, loc, VectorType::get({w}, inner.getResult(r).getType()),
+        perLane[r]);
+}
+
+void KernelBuilder::hoistKeyTileInvariants(OpBuilder &b, int64_t numChunks) {
+  keyTileLanes.clear();
+  if (op.getScoreMod().empty())
+    return;
+  Block &block = op.getScoreMod().front();
+  for (int64_t c = 0; c < numChunks; ++c) {
+    Lanes lanes = initialLanes(b, c);
+    for (Operation &inner : block.without_terminator()) {
+      if (keyDependent.contains(&inner))
+        continue;
+      Value first = inner.getResult(0);
+      if (lanes.scalar.count(first) || lanes.vector.count(first) ||
+          lanes.base.count(first))
+        continue;
+      evaluate(b, lanes, inner);
+    }
+    keyTileLanes.push_back(std::move(lanes));
+  }
+}
+
+void KernelBuilder::buildUniformRuns() {
+  SmallVector<Value> tables;
+  for (Value table : uniformTables)
+    tables.push_back(bufferOf(table));
+  Value length = memref::DimOp::create(rw, loc, tables.front(), 1);
+  // Freed by the pipeline's ownership-based deallocation, like outBuf.
+  runEndBuf = memref::AllocOp::create(
+      rw, loc, MemRefType::get({ShapedType::kDynamic}, rw.getIndexType()),
+      ValueRange{length}, ValueRange{}, rw.getI64IntegerAttr(64));
+  // runEnd[r] = runEnd[r + 1] when every table holds the same value at r and
+  // r + 1, else r; filled from the end.
+  Value last = sub(rw, length, cIdx(rw, 1));
+  memref::StoreOp::create(rw, loc, last, runEndBuf, last);
+  scf::ForOp::create(
+      rw, loc, cIdx(rw, 1), length, cIdx(rw, 1), ValueRange{last},
+      [&](OpBuilder &b, Location, Value t, ValueRange end) {
+        Value r = sub(b, last, t);
+        Value next = add(b, r, cIdx(b, 1));
+        Value same;
+        for (Value table : tables) {
+          Value x = memref::LoadOp::create(b, loc, table,
+                                           ValueRange{cIdx(b, 0), r});
+          Value y = memref::LoadOp::create(b, loc, table,
+                                           ValueRange{cIdx(b, 0), next});
+          Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           x, y);
+          same = same ? arith::AndIOp::create(b, loc, same, eq).getResult()
+                      : eq;
+        }
+        Value runEnd = arith::SelectOp::create(b, loc, same, end.front(), r);
+        memref::StoreOp::create(b, loc, runEnd, runEndBuf, r);
+        scf::YieldOp::create(b, loc, runEnd);
+      });
+}
+
 /// Bias, score_mod and nothing else for the query rows of vector `chunk`
 /// against key `key`.
 Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
@@ -364,119 +577,18 @@ Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
     return s;
 
   Block &block = region.front();
-  Lanes lanes;
-  lanes.chunk = chunk;
+  Lanes lanes = keyTileLanes.empty() ? initialLanes(b, chunk)
+                                     : keyTileLanes[chunk];
   lanes.vector[block.getArgument(0)] = s;
-  lanes.scalar[block.getArgument(1)] = bIdx;
-  lanes.scalar[block.getArgument(2)] = hIdx;
-  lanes.base[block.getArgument(3)] = add(b, qPos0, cIdx(b, chunk * w));
   lanes.scalar[block.getArgument(4)] = key;
-  for (auto [from, to] : tileInvariants)
-    lanes.scalar[from] = to;
-  lanes.region = &region;
-  auto scalarOf = [&](Value v) { return lanes.scalarOf(v); };
-  auto uniform = [&](Value v) { return static_cast<bool>(scalarOf(v)); };
-
   for (Operation &inner : block.without_terminator()) {
-    if (inner.getNumResults() && tileInvariants.count(inner.getResult(0)))
-      continue;
-    bool varying =
-        llvm::any_of(inner.getOperands(), [&](Value v) { return !uniform(v); });
-    if (!varying) {
-      // Uniform across lanes: scalars (per key; what depends on the key
-      // neither is computed once per tile, see hoistTileInvariants).
-      Operation *clone = cloneScalar(b, inner, scalarOf);
-      for (auto [from, to] : llvm::zip(inner.getResults(), clone->getResults()))
-        lanes.scalar[from] = to;
-      continue;
+    if (inner.getNumResults() != 0) {
+      Value first = inner.getResult(0);
+      if (lanes.scalar.count(first) || lanes.vector.count(first) ||
+          lanes.base.count(first))
+        continue; // computed per tile or per key tile
     }
-
-    // Lane-affine index arithmetic: base ± uniform.
-    if (isa<arith::AddIOp, arith::SubIOp>(inner) &&
-        inner.getResult(0).getType().isIndex()) {
-      Value x = inner.getOperand(0), y = inner.getOperand(1);
-      bool isAdd = isa<arith::AddIOp>(inner);
-      if (lanes.base.count(x) && uniform(y)) {
-        Value base = isAdd ? add(b, lanes.base[x], scalarOf(y))
-                           : sub(b, lanes.base[x], scalarOf(y));
-        lanes.base[inner.getResult(0)] = base;
-        continue;
-      }
-      if (isAdd && lanes.base.count(y) && uniform(x)) {
-        lanes.base[inner.getResult(0)] = add(b, lanes.base[y], scalarOf(x));
-        continue;
-      }
-    }
-
-    if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
-      Value buffer = bufferOf(extract.getTensor());
-      auto bufferType = cast<MemRefType>(buffer.getType());
-      auto elemVec = VectorType::get({w}, bufferType.getElementType());
-      ValueRange indices = extract.getIndices();
-      bool innerOnly = true;
-      for (Value v : indices.drop_back())
-        innerOnly &= uniform(v);
-      Value last = indices.back();
-      SmallVector<Value> at;
-      for (Value v : indices.drop_back())
-        at.push_back(innerOnly ? scalarOf(v) : cIdx(b, 0));
-      if (innerOnly && lanes.base.count(last)) {
-        at.push_back(lanes.base[last]);
-        Value read;
-        if (paddedTables.count(extract.getTensor())) {
-          read = vector::LoadOp::create(b, loc, elemVec, buffer, at);
-        } else {
-          Value pad = arith::ConstantOp::create(
-              b, loc, b.getZeroAttr(bufferType.getElementType()));
-          read = vector::TransferReadOp::create(b, loc, elemVec, buffer, at,
-                                                pad, ArrayRef<bool>{false});
-        }
-        lanes.vector[inner.getResult(0)] = read;
-        continue;
-      }
-      SmallVector<Value> idx;
-      for (Value v : indices)
-        idx.push_back(uniform(v) ? scalarOf(v) : lanesVector(b, lanes, v));
-      lanes.vector[inner.getResult(0)] = gather(b, buffer, idx, chunk);
-      continue;
-    }
-
-    bool elementwise =
-        inner.hasTrait<OpTrait::Elementwise>() && inner.getNumResults() == 1 &&
-        isa<arith::ArithDialect, math::MathDialect>(inner.getDialect());
-    if (elementwise) {
-      SmallVector<Value> operands;
-      for (Value v : inner.getOperands())
-        operands.push_back(lanesVector(b, lanes, v));
-      OperationState state(loc, inner.getName());
-      state.addOperands(operands);
-      state.addTypes(VectorType::get({w}, inner.getResult(0).getType()));
-      state.addAttributes(inner.getAttrs());
-      Operation *vop = b.create(state);
-      lanes.vector[inner.getResult(0)] = vop->getResult(0);
-      continue;
-    }
-
-    // Anything else: one scalar copy per lane (the lanes of padding rows
-    // repeat the last row of the tile, so every copy sees real positions).
-    SmallVector<SmallVector<Value>> perLane(inner.getNumResults());
-    for (int64_t lane = 0; lane < w; ++lane) {
-      IRMapping map;
-      for (Value v : inner.getOperands()) {
-        if (uniform(v))
-          map.map(v, scalarOf(v));
-        else
-          map.map(v, vector::ExtractOp::create(b, loc, lanesVector(b, lanes, v),
-                                               lane));
-      }
-      Operation *clone = b.clone(inner, map);
-      for (unsigned r = 0; r < inner.getNumResults(); ++r)
-        perLane[r].push_back(clone->getResult(r));
-    }
-    for (unsigned r = 0; r < inner.getNumResults(); ++r)
-      lanes.vector[inner.getResult(r)] = vector::FromElementsOp::create(
-          b, loc, VectorType::get({w}, inner.getResult(r).getType()),
-          perLane[r]);
+    evaluate(b, lanes, inner);
   }
   auto yield = cast<YieldOp>(block.getTerminator());
   return lanesVector(b, lanes, yield.getValues().front());
@@ -538,8 +650,12 @@ SmallVector<Value> KernelBuilder::buildKeyBlock(OpBuilder &b, int64_t numChunks,
 /// Oᵀ rows e0 .. e0+rows-1: alpha·Oᵀ + Vᵀ·P over the tk keys of the tile.
 void KernelBuilder::buildValueBlock(OpBuilder &b, int64_t numChunks,
                                     int64_t rows, Value e0, Value k0, Value tk,
-                                    ArrayRef<Value> alpha) {
+                                    ArrayRef<Value> alpha,
+                                    ArrayRef<Value> probSums) {
   int64_t w = opts.vectorWidth;
+  // In a uniform tile every (row, key) pair reads one rel_values row: its
+  // share is relDiag[e, tileDiag]·Σ_j p, added once after the keys.
+  bool relPerKey = relDiagBuf && !inUniformTile;
   SmallVector<Value> init;
   for (int64_t e = 0; e < rows; ++e)
     for (int64_t c = 0; c < numChunks; ++c) {
@@ -558,7 +674,7 @@ void KernelBuilder::buildValueBlock(OpBuilder &b, int64_t numChunks,
         Value key = add(nb, k0, j);
         // rel_values through the diagonal: relDiag[e, i' - key + shift].
         Value relBase;
-        if (relDiagBuf)
+        if (relPerKey)
           relBase = add(nb, sub(nb, qPos0, key), relShift);
         // Non-Toeplitz rel_values: the buckets of (row lane, key), once per
         // key and row vector, then a gather of E[bucket, e] per value row.
@@ -586,7 +702,7 @@ void KernelBuilder::buildValueBlock(OpBuilder &b, int64_t numChunks,
           for (int64_t c = 0; c < numChunks; ++c) {
             Value x = val;
             Value rel;
-            if (relDiagBuf) {
+            if (relPerKey) {
               auto relType = cast<MemRefType>(relDiagBuf.getType());
               rel = vector::LoadOp::create(
                   nb, loc, VectorType::get({w}, relType.getElementType()),
@@ -603,11 +719,110 @@ void KernelBuilder::buildValueBlock(OpBuilder &b, int64_t numChunks,
         }
         scf::YieldOp::create(nb, loc, next);
       });
-  for (int64_t e = 0; e < rows; ++e)
-    for (int64_t c = 0; c < numChunks; ++c)
-      vector::StoreOp::create(
-          b, loc, jLoop.getResult(e * numChunks + c), oT,
-          ValueRange{add(b, e0, cIdx(b, e)), cIdx(b, c * w)});
+  for (int64_t e = 0; e < rows; ++e) {
+    Value ei = add(b, e0, cIdx(b, e));
+    Value rel;
+    if (relDiagBuf && inUniformTile)
+      rel = bcast(b, loadF32(b, relDiagBuf, {ei, tileDiag}));
+    for (int64_t c = 0; c < numChunks; ++c) {
+      Value o = jLoop.getResult(e * numChunks + c);
+      if (rel)
+        o = fma(b, rel, probSums[c], o);
+      vector::StoreOp::create(b, loc, o, oT, ValueRange{ei, cIdx(b, c * w)});
+    }
+  }
+}
+
+/// The key tile at k0 (tk keys) against the query tile.
+void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
+                                 Value tk, bool uniform) {
+  int64_t w = opts.vectorWidth;
+  inUniformTile = uniform;
+  if (uniform) {
+    // The tile's bucket values, then what score_mod computes from them.
+    for (auto [read, table] : uniformReads)
+      tileScalars[read] = memref::LoadOp::create(
+          b, loc, bufferOf(table), ValueRange{cIdx(b, 0), tileDiag});
+    hoistKeyTileInvariants(b, numChunks);
+  }
+  // Sᵀ in register blocks of keyBlock keys, then one key at a time.
+  int64_t rk = opts.keyBlock;
+  Value tkMain =
+      mul(b, arith::DivUIOp::create(b, loc, tk, cIdx(b, rk)),
+          cIdx(b, rk));
+  SmallVector<Value> maxInit(numChunks, splat(b, kNegInf));
+  auto blocks = scf::ForOp::create(
+      b, loc, cIdx(b, 0), tkMain, cIdx(b, rk), maxInit,
+      [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
+        scf::YieldOp::create(
+            nb, loc, buildKeyBlock(nb, numChunks, rk, k0, jb, mx));
+      });
+  auto rest = scf::ForOp::create(
+      b, loc, tkMain, tk, cIdx(b, 1), blocks.getResults(),
+      [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
+        scf::YieldOp::create(nb, loc,
+                             buildKeyBlock(nb, numChunks, 1, k0, jb, mx));
+      });
+  // Online softmax, element-wise per query lane.
+  SmallVector<Value> alpha, mSafe, sumInit;
+  for (int64_t c = 0; c < numChunks; ++c) {
+    Value at = cIdx(b, c * w);
+    Value mOld = vector::LoadOp::create(b, loc, vecF32, mBuf, at);
+    Value mNew =
+        arith::MaximumFOp::create(b, loc, mOld, rest.getResult(c));
+    Value negInf = splat(b, kNegInf);
+    Value oldEmpty = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OEQ, mOld, negInf);
+    Value a = exp(b, arith::SubFOp::create(b, loc, mOld, mNew));
+    alpha.push_back(
+        arith::SelectOp::create(b, loc, oldEmpty, splat(b, 0.0f), a));
+    Value newEmpty = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+    mSafe.push_back(arith::SelectOp::create(b, loc, newEmpty,
+                                            splat(b, 0.0f), mNew));
+    vector::StoreOp::create(b, loc, mNew, mBuf, at);
+    sumInit.push_back(splat(b, 0.0f));
+  }
+  auto probs = scf::ForOp::create(
+      b, loc, cIdx(b, 0), tk, cIdx(b, 1), sumInit,
+      [&](OpBuilder &nb, Location, Value j, ValueRange sums) {
+        SmallVector<Value> next;
+        for (int64_t c = 0; c < numChunks; ++c) {
+          SmallVector<Value, 2> at = {j, cIdx(nb, c * w)};
+          Value s = vector::LoadOp::create(nb, loc, vecF32, sT, at);
+          Value p = exp(nb, arith::SubFOp::create(nb, loc, s, mSafe[c]));
+          vector::StoreOp::create(nb, loc, p, sT, at);
+          next.push_back(arith::AddFOp::create(nb, loc, sums[c], p));
+        }
+        scf::YieldOp::create(nb, loc, next);
+      });
+  for (int64_t c = 0; c < numChunks; ++c) {
+    Value at = cIdx(b, c * w);
+    Value l = vector::LoadOp::create(b, loc, vecF32, lBuf, at);
+    Value lNew = fma(b, l, alpha[c], probs.getResult(c));
+    vector::StoreOp::create(b, loc, lNew, lBuf, at);
+  }
+  SmallVector<Value> probSums(probs.getResults());
+  // Oᵀ in register blocks of valueBlock rows, then one at a time.
+  int64_t re = opts.valueBlock;
+  Value dvMain =
+      mul(b, arith::DivUIOp::create(b, loc, valueDim, cIdx(b, re)),
+          cIdx(b, re));
+  scf::ForOp::create(
+      b, loc, cIdx(b, 0), dvMain, cIdx(b, re), ValueRange{},
+      [&](OpBuilder &nb, Location, Value e0, ValueRange) {
+        buildValueBlock(nb, numChunks, re, e0, k0, tk, alpha, probSums);
+        scf::YieldOp::create(nb, loc);
+      });
+  scf::ForOp::create(b, loc, dvMain, valueDim, cIdx(b, 1), ValueRange{},
+                     [&](OpBuilder &nb, Location, Value e0, ValueRange) {
+                       buildValueBlock(nb, numChunks, 1, e0, k0, tk,
+                                       alpha, probSums);
+                       scf::YieldOp::create(nb, loc);
+                     });
+  tileScalars.clear();
+  keyTileLanes.clear();
+  inUniformTile = false;
 }
 
 /// The whole query tile with `numChunks` vectors of rows.
@@ -665,80 +880,26 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
       b, loc, cIdx(b, 0), kEnd, tileK, ValueRange{},
       [&](OpBuilder &kb, Location, Value k0, ValueRange) {
         Value tk = minI(kb, tileK, sub(kb, kEnd, k0));
-        // Sᵀ in register blocks of keyBlock keys, then one key at a time.
-        int64_t rk = opts.keyBlock;
-        Value tkMain =
-            mul(kb, arith::DivUIOp::create(kb, loc, tk, cIdx(kb, rk)),
-                cIdx(kb, rk));
-        SmallVector<Value> maxInit(numChunks, splat(kb, kNegInf));
-        auto blocks = scf::ForOp::create(
-            kb, loc, cIdx(kb, 0), tkMain, cIdx(kb, rk), maxInit,
-            [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
-              scf::YieldOp::create(
-                  nb, loc, buildKeyBlock(nb, numChunks, rk, k0, jb, mx));
-            });
-        auto rest = scf::ForOp::create(
-            kb, loc, tkMain, tk, cIdx(kb, 1), blocks.getResults(),
-            [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
-              scf::YieldOp::create(nb, loc,
-                                   buildKeyBlock(nb, numChunks, 1, k0, jb, mx));
-            });
-        // Online softmax, element-wise per query lane.
-        SmallVector<Value> alpha, mSafe, sumInit;
-        for (int64_t c = 0; c < numChunks; ++c) {
-          Value at = cIdx(kb, c * w);
-          Value mOld = vector::LoadOp::create(kb, loc, vecF32, mBuf, at);
-          Value mNew =
-              arith::MaximumFOp::create(kb, loc, mOld, rest.getResult(c));
-          Value negInf = splat(kb, kNegInf);
-          Value oldEmpty = arith::CmpFOp::create(
-              kb, loc, arith::CmpFPredicate::OEQ, mOld, negInf);
-          Value a = exp(kb, arith::SubFOp::create(kb, loc, mOld, mNew));
-          alpha.push_back(
-              arith::SelectOp::create(kb, loc, oldEmpty, splat(kb, 0.0f), a));
-          Value newEmpty = arith::CmpFOp::create(
-              kb, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
-          mSafe.push_back(arith::SelectOp::create(kb, loc, newEmpty,
-                                                  splat(kb, 0.0f), mNew));
-          vector::StoreOp::create(kb, loc, mNew, mBuf, at);
-          sumInit.push_back(splat(kb, 0.0f));
+        if (!runEndBuf) {
+          buildKeyTile(kb, numChunks, k0, tk, /*uniform=*/false);
+          scf::YieldOp::create(kb, loc);
+          return;
         }
-        auto probs = scf::ForOp::create(
-            kb, loc, cIdx(kb, 0), tk, cIdx(kb, 1), sumInit,
-            [&](OpBuilder &nb, Location, Value j, ValueRange sums) {
-              SmallVector<Value> next;
-              for (int64_t c = 0; c < numChunks; ++c) {
-                SmallVector<Value, 2> at = {j, cIdx(nb, c * w)};
-                Value s = vector::LoadOp::create(nb, loc, vecF32, sT, at);
-                Value p = exp(nb, arith::SubFOp::create(nb, loc, s, mSafe[c]));
-                vector::StoreOp::create(nb, loc, p, sT, at);
-                next.push_back(arith::AddFOp::create(nb, loc, sums[c], p));
-              }
-              scf::YieldOp::create(nb, loc, next);
-            });
-        for (int64_t c = 0; c < numChunks; ++c) {
-          Value at = cIdx(kb, c * w);
-          Value l = vector::LoadOp::create(kb, loc, vecF32, lBuf, at);
-          Value lNew = fma(kb, l, alpha[c], probs.getResult(c));
-          vector::StoreOp::create(kb, loc, lNew, lBuf, at);
-        }
-        // Oᵀ in register blocks of valueBlock rows, then one at a time.
-        int64_t re = opts.valueBlock;
-        Value dvMain =
-            mul(kb, arith::DivUIOp::create(kb, loc, valueDim, cIdx(kb, re)),
-                cIdx(kb, re));
-        scf::ForOp::create(
-            kb, loc, cIdx(kb, 0), dvMain, cIdx(kb, re), ValueRange{},
-            [&](OpBuilder &nb, Location, Value e0, ValueRange) {
-              buildValueBlock(nb, numChunks, re, e0, k0, tk, alpha);
-              scf::YieldOp::create(nb, loc);
-            });
-        scf::ForOp::create(kb, loc, dvMain, valueDim, cIdx(kb, 1), ValueRange{},
-                           [&](OpBuilder &nb, Location, Value e0, ValueRange) {
-                             buildValueBlock(nb, numChunks, 1, e0, k0, tk,
-                                             alpha);
-                             scf::YieldOp::create(nb, loc);
-                           });
+        // The tile's diagonals r = i - j + shift run from rLow (last key,
+        // first row) to rHigh (first key, last row).
+        Value base = add(kb, sub(kb, qPos0, k0), diagShift);
+        Value rLow = add(kb, sub(kb, base, tk), cIdx(kb, 1));
+        Value rHigh = sub(kb, add(kb, base, tq), cIdx(kb, 1));
+        Value runEnd = memref::LoadOp::create(kb, loc, runEndBuf, rLow);
+        Value uniform = arith::CmpIOp::create(
+            kb, loc, arith::CmpIPredicate::sge, runEnd, rHigh);
+        auto ifOp = scf::IfOp::create(kb, loc, uniform, /*withElse=*/true);
+        OpBuilder tb = ifOp.getThenBodyBuilder();
+        tileDiag = rLow;
+        buildKeyTile(tb, numChunks, k0, tk, /*uniform=*/true);
+        tileDiag = Value();
+        OpBuilder eb = ifOp.getElseBodyBuilder();
+        buildKeyTile(eb, numChunks, k0, tk, /*uniform=*/false);
         scf::YieldOp::create(kb, loc);
       });
 
@@ -817,6 +978,49 @@ void KernelBuilder::build() {
       for (Value v : inner.getOperands())
         if (isa<RankedTensorType>(v.getType()))
           bufferOf(v);
+
+  // Bucket tables that whole key tiles may read at one diagonal: the
+  // index-valued diagonal tables of score_mod (the gather-trick buckets) and
+  // the buckets of rel_values.
+  if (!op.getScoreMod().empty()) {
+    Block &block = op.getScoreMod().front();
+    for (Operation &inner : block.without_terminator()) {
+      auto extract = dyn_cast<tensor::ExtractOp>(inner);
+      if (!extract || !paddedTables.contains(extract.getTensor()) ||
+          !extract.getType().isIndex() ||
+          extract.getIndices().front() == block.getArgument(2))
+        continue;
+      uniformReads.push_back({extract.getResult(), extract.getTensor()});
+      if (!llvm::is_contained(uniformTables, extract.getTensor()))
+        uniformTables.push_back(extract.getTensor());
+    }
+  }
+  if (relDiagBuf)
+    uniformTables.push_back(
+        buildBucketDiagonal(rw, op, *op.getBucketing(), opts.tileQ));
+  if (!uniformTables.empty()) {
+    diagShift = buildDiagonalShift(rw, op);
+    buildUniformRuns();
+    // What a uniform tile still evaluates per key: ops that read the score
+    // or the key other than through the tile's bucket values.
+    if (!op.getScoreMod().empty()) {
+      Block &block = op.getScoreMod().front();
+      DenseSet<Value> reads;
+      for (auto [read, table] : uniformReads)
+        reads.insert(read);
+      for (Operation &inner : block.without_terminator()) {
+        bool dependent = inner.getNumResults() == 0 || !isPure(&inner);
+        if (!dependent && !reads.contains(inner.getResult(0)))
+          dependent = llvm::any_of(inner.getOperands(), [&](Value v) {
+            Operation *def = v.getDefiningOp();
+            return v == block.getArgument(0) || v == block.getArgument(4) ||
+                   (def && keyDependent.contains(def));
+          });
+        if (dependent)
+          keyDependent.insert(&inner);
+      }
+    }
+  }
 
   auto resultType = op.getResult().getType();
   auto outType =

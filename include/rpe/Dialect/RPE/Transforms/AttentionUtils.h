@@ -50,6 +50,13 @@ Value buildToeplitzDiagonal(OpBuilder &b, AttentionOp op, Value table,
                             BucketingAttrInterface bucketing,
                             int64_t padding = 0);
 
+/// The buckets along the attention's diagonal: a 1 × (Lq + Lk - 1 +
+/// padding) index tensor `diag[0, r] = bucket(r - shift, 0)`, indexed like
+/// buildToeplitzDiagonal's tables.
+Value buildBucketDiagonal(OpBuilder &b, AttentionOp op,
+                          BucketingAttrInterface bucketing,
+                          int64_t padding = 0);
+
 /// `Lk - 1 - q_offset`: the shift of buildToeplitzDiagonal's index.
 Value buildDiagonalShift(OpBuilder &b, AttentionOp op);
 

@@ -152,6 +152,34 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
   ];
 }
 
+def RPEParallelizeLinalgPass : Pass<"rpe-parallelize-linalg"> {
+  let summary = "Splits linalg ops on tensors into one scf.forall tile per thread";
+  let description = [{
+    Every linalg op with tensor semantics that is not already inside an
+    `scf.forall` is tiled (`scf::tileUsingSCF`, `scf.forall` loops) along its
+    first parallel loop whose size is not statically 1, into `num-threads`
+    tiles, so that the CPU pipeline runs it on OpenMP threads: the
+    gather-trick projections and diagonal tables in front of an attention
+    kernel, rpe ops lowered to linalg, the unfused reference path, linalg
+    code of the user. Ops whose iteration count is static and below
+    `min-iterations` stay whole (a fork costs more than they do).
+  }];
+  let options = [
+    Option<"numThreads", "num-threads", "int64_t", /*default=*/"2",
+           "Tiles per op (values below 2 leave the IR unchanged)">,
+    Option<"minIterations", "min-iterations", "int64_t", /*default=*/"32768",
+           "Smallest static iteration count worth splitting">,
+  ];
+  let dependentDialects = ["::mlir::affine::AffineDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numParallelized", "num-parallelized",
+              "Number of linalg ops split into per-thread tiles">,
+  ];
+}
+
 def RPEHoistForallAllocasPass : Pass<"rpe-hoist-forall-allocas"> {
   let summary = "Stack scratch of scf.forall loops that will run sequentially";
   let description = [{

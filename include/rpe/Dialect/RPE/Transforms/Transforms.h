@@ -7,9 +7,17 @@
 #include "mlir/Support/LLVM.h"
 
 #include <cstdint>
+#include <optional>
 
 namespace mlir {
 class RewritePatternSet;
+class RewriterBase;
+namespace linalg {
+class LinalgOp;
+} // namespace linalg
+namespace scf {
+class ForallOp;
+} // namespace scf
 
 namespace rpe {
 
@@ -56,6 +64,19 @@ void populateRPERaiseAttentionPatterns(RewritePatternSet &patterns);
 /// disentangled_bias and sums of them) into rpe.attention so that no Lq×Lk
 /// bias is built, and raising unfused linalg attention to rpe.attention.
 void populateRPEFuseAttentionPatterns(RewritePatternSet &patterns);
+
+/// The loop rpe-parallelize-linalg splits `op` along: its first parallel
+/// loop whose size is not statically 1; none when `op` is not on tensors,
+/// already inside an scf.forall, or has a static iteration count below
+/// `minIterations`.
+std::optional<unsigned> getParallelizableLoop(linalg::LinalgOp op,
+                                              int64_t minIterations);
+
+/// Tiles `op` along `loop` into `numThreads` tiles of an scf.forall (the
+/// other loops untiled) and replaces it.
+FailureOr<scf::ForallOp> parallelizeLinalgOp(RewriterBase &rewriter,
+                                             linalg::LinalgOp op,
+                                             unsigned loop, int64_t numThreads);
 
 } // namespace rpe
 } // namespace mlir
