@@ -218,14 +218,14 @@ Value mlir::rpe::buildToeplitzDiagonal(OpBuilder &b, AttentionOp op,
 }
 
 Value mlir::rpe::buildBucketDiagonal(OpBuilder &b, AttentionOp op,
-                                    BucketingAttrInterface bucketing,
-                                    int64_t padding) {
+                                     BucketingAttrInterface bucketing,
+                                     int64_t padding) {
   Location loc = op.getLoc();
   Value shift = buildDiagonalShift(b, op);
   Value length = diagonalLength(b, op, padding);
   Value zero = indexConst(b, loc, 0);
-  Value init = emptyTensor(b, loc, {indexConst(b, loc, 1), length},
-                           b.getIndexType());
+  Value init =
+      emptyTensor(b, loc, {indexConst(b, loc, 1), length}, b.getIndexType());
   return generic(b, loc, {}, {}, init, b.getMultiDimIdentityMap(2),
                  {kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange) {
                    SmallVector<Value> idx = loopIndices(nb, l, 2);

@@ -1,4 +1,4 @@
-//===- ParallelizeLinalg.cpp - linalg ops on per-thread tiles --------------===//
+//===- ParallelizeLinalg.cpp - linalg ops on per-thread tiles -------------===//
 //
 // linalg op on tensors -> scf.forall over `num-threads` tiles of its first
 // non-trivial parallel loop (upstream tileUsingSCF), which the CPU pipeline
@@ -46,11 +46,11 @@ mlir::rpe::getParallelizableLoop(linalg::LinalgOp op, int64_t minIterations) {
   return std::nullopt;
 }
 
-FailureOr<scf::ForallOp>
-mlir::rpe::parallelizeLinalgOp(RewriterBase &rewriter, linalg::LinalgOp op,
-                               unsigned loop, int64_t numThreads) {
-  SmallVector<OpFoldResult> threads(op.getNumLoops(),
-                                    rewriter.getIndexAttr(0));
+FailureOr<scf::ForallOp> mlir::rpe::parallelizeLinalgOp(RewriterBase &rewriter,
+                                                        linalg::LinalgOp op,
+                                                        unsigned loop,
+                                                        int64_t numThreads) {
+  SmallVector<OpFoldResult> threads(op.getNumLoops(), rewriter.getIndexAttr(0));
   threads[loop] = rewriter.getIndexAttr(numThreads);
   scf::SCFTilingOptions options;
   options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);

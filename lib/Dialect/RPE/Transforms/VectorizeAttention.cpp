@@ -266,7 +266,6 @@ private:
   SmallVector<Lanes> keyTileLanes;
 };
 
-
 Value KernelBuilder::bufferOf(Value tensor) {
   auto it = buffers.find(tensor);
   if (it != buffers.end())
@@ -371,8 +370,7 @@ void KernelBuilder::hoistTileInvariants(OpBuilder &b) {
   }
 }
 
-KernelBuilder::Lanes KernelBuilder::initialLanes(OpBuilder &b,
-                                                 int64_t chunk) {
+KernelBuilder::Lanes KernelBuilder::initialLanes(OpBuilder &b, int64_t chunk) {
   Block &block = op.getScoreMod().front();
   Lanes lanes;
   lanes.chunk = chunk;
@@ -440,8 +438,8 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
       } else {
         Value pad = arith::ConstantOp::create(
             b, loc, b.getZeroAttr(bufferType.getElementType()));
-        read = vector::TransferReadOp::create(b, loc, elemVec, buffer, at,
-                                              pad, ArrayRef<bool>{false});
+        read = vector::TransferReadOp::create(b, loc, elemVec, buffer, at, pad,
+                                              ArrayRef<bool>{false});
       }
       lanes.vector[inner.getResult(0)] = read;
       return;
@@ -487,8 +485,7 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
   }
   for (unsigned r = 0; r < inner.getNumResults(); ++r)
     lanes.vector[inner.getResult(r)] = vector::FromElementsOp::create(
-        b, loc, VectorType::get({w}, inner.getResult(r).getType()),
-        perLane[r]);
+        b, loc, VectorType::get({w}, inner.getResult(r).getType()), perLane[r]);
 }
 
 void KernelBuilder::hoistKeyTileInvariants(OpBuilder &b, int64_t numChunks) {
@@ -531,14 +528,14 @@ void KernelBuilder::buildUniformRuns() {
         Value next = add(b, r, cIdx(b, 1));
         Value same;
         for (Value table : tables) {
-          Value x = memref::LoadOp::create(b, loc, table,
-                                           ValueRange{cIdx(b, 0), r});
+          Value x =
+              memref::LoadOp::create(b, loc, table, ValueRange{cIdx(b, 0), r});
           Value y = memref::LoadOp::create(b, loc, table,
                                            ValueRange{cIdx(b, 0), next});
-          Value eq = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                           x, y);
-          same = same ? arith::AndIOp::create(b, loc, same, eq).getResult()
-                      : eq;
+          Value eq =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, x, y);
+          same =
+              same ? arith::AndIOp::create(b, loc, same, eq).getResult() : eq;
         }
         Value runEnd = arith::SelectOp::create(b, loc, same, end.front(), r);
         memref::StoreOp::create(b, loc, runEnd, runEndBuf, r);
@@ -577,8 +574,8 @@ Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
     return s;
 
   Block &block = region.front();
-  Lanes lanes = keyTileLanes.empty() ? initialLanes(b, chunk)
-                                     : keyTileLanes[chunk];
+  Lanes lanes =
+      keyTileLanes.empty() ? initialLanes(b, chunk) : keyTileLanes[chunk];
   lanes.vector[block.getArgument(0)] = s;
   lanes.scalar[block.getArgument(4)] = key;
   for (Operation &inner : block.without_terminator()) {
@@ -748,14 +745,13 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
   // Sᵀ in register blocks of keyBlock keys, then one key at a time.
   int64_t rk = opts.keyBlock;
   Value tkMain =
-      mul(b, arith::DivUIOp::create(b, loc, tk, cIdx(b, rk)),
-          cIdx(b, rk));
+      mul(b, arith::DivUIOp::create(b, loc, tk, cIdx(b, rk)), cIdx(b, rk));
   SmallVector<Value> maxInit(numChunks, splat(b, kNegInf));
   auto blocks = scf::ForOp::create(
       b, loc, cIdx(b, 0), tkMain, cIdx(b, rk), maxInit,
       [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
-        scf::YieldOp::create(
-            nb, loc, buildKeyBlock(nb, numChunks, rk, k0, jb, mx));
+        scf::YieldOp::create(nb, loc,
+                             buildKeyBlock(nb, numChunks, rk, k0, jb, mx));
       });
   auto rest = scf::ForOp::create(
       b, loc, tkMain, tk, cIdx(b, 1), blocks.getResults(),
@@ -768,18 +764,17 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
   for (int64_t c = 0; c < numChunks; ++c) {
     Value at = cIdx(b, c * w);
     Value mOld = vector::LoadOp::create(b, loc, vecF32, mBuf, at);
-    Value mNew =
-        arith::MaximumFOp::create(b, loc, mOld, rest.getResult(c));
+    Value mNew = arith::MaximumFOp::create(b, loc, mOld, rest.getResult(c));
     Value negInf = splat(b, kNegInf);
-    Value oldEmpty = arith::CmpFOp::create(
-        b, loc, arith::CmpFPredicate::OEQ, mOld, negInf);
+    Value oldEmpty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mOld, negInf);
     Value a = exp(b, arith::SubFOp::create(b, loc, mOld, mNew));
     alpha.push_back(
         arith::SelectOp::create(b, loc, oldEmpty, splat(b, 0.0f), a));
-    Value newEmpty = arith::CmpFOp::create(
-        b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
-    mSafe.push_back(arith::SelectOp::create(b, loc, newEmpty,
-                                            splat(b, 0.0f), mNew));
+    Value newEmpty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+    mSafe.push_back(
+        arith::SelectOp::create(b, loc, newEmpty, splat(b, 0.0f), mNew));
     vector::StoreOp::create(b, loc, mNew, mBuf, at);
     sumInit.push_back(splat(b, 0.0f));
   }
@@ -805,19 +800,18 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
   SmallVector<Value> probSums(probs.getResults());
   // Oᵀ in register blocks of valueBlock rows, then one at a time.
   int64_t re = opts.valueBlock;
-  Value dvMain =
-      mul(b, arith::DivUIOp::create(b, loc, valueDim, cIdx(b, re)),
-          cIdx(b, re));
-  scf::ForOp::create(
-      b, loc, cIdx(b, 0), dvMain, cIdx(b, re), ValueRange{},
-      [&](OpBuilder &nb, Location, Value e0, ValueRange) {
-        buildValueBlock(nb, numChunks, re, e0, k0, tk, alpha, probSums);
-        scf::YieldOp::create(nb, loc);
-      });
+  Value dvMain = mul(b, arith::DivUIOp::create(b, loc, valueDim, cIdx(b, re)),
+                     cIdx(b, re));
+  scf::ForOp::create(b, loc, cIdx(b, 0), dvMain, cIdx(b, re), ValueRange{},
+                     [&](OpBuilder &nb, Location, Value e0, ValueRange) {
+                       buildValueBlock(nb, numChunks, re, e0, k0, tk, alpha,
+                                       probSums);
+                       scf::YieldOp::create(nb, loc);
+                     });
   scf::ForOp::create(b, loc, dvMain, valueDim, cIdx(b, 1), ValueRange{},
                      [&](OpBuilder &nb, Location, Value e0, ValueRange) {
-                       buildValueBlock(nb, numChunks, 1, e0, k0, tk,
-                                       alpha, probSums);
+                       buildValueBlock(nb, numChunks, 1, e0, k0, tk, alpha,
+                                       probSums);
                        scf::YieldOp::create(nb, loc);
                      });
   tileScalars.clear();

@@ -75,8 +75,8 @@ std::optional<unsigned> getParallelizableLoop(linalg::LinalgOp op,
 /// Tiles `op` along `loop` into `numThreads` tiles of an scf.forall (the
 /// other loops untiled) and replaces it.
 FailureOr<scf::ForallOp> parallelizeLinalgOp(RewriterBase &rewriter,
-                                             linalg::LinalgOp op,
-                                             unsigned loop, int64_t numThreads);
+                                             linalg::LinalgOp op, unsigned loop,
+                                             int64_t numThreads);
 
 } // namespace rpe
 } // namespace mlir
