@@ -257,7 +257,7 @@ private:
   SmallVector<std::pair<Value, Value>> uniformReads;
   /// score_mod ops that need the key or the score even in a uniform tile.
   DenseSet<Operation *> keyDependent;
-  Value runEndBuf, diagShift, relBucketTable;
+  Value runEndBuf, diagShift;
   /// While building a uniform key tile: its lowest diagonal, the scalars of
   /// `uniformReads` and the per-chunk lane states of hoistKeyTileInvariants.
   Value tileDiag;
