@@ -97,6 +97,7 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
       vec.keyBlock = v.keyBlock;
       vec.valueBlock = v.valueBlock;
       vec.fma = v.useFMA;
+      vec.prefetch = v.prefetch;
       pm.addPass(createRPEVectorizeAttentionPass(vec));
     }
     // Attention the vector kernel does not take (score_mod with regions).

@@ -1,5 +1,6 @@
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16" | FileCheck %s
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention | FileCheck %s --check-prefix=W16
+// RUN: rpe-opt %s -rpe-vectorize-attention="prefetch=false" | FileCheck %s --check-prefix=NOPF
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=6" 2>&1 | FileCheck %s --check-prefix=BADW
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=8 tile-q=20" 2>&1 | FileCheck %s --check-prefix=BADQ
 // RUN: not rpe-opt %s -rpe-vectorize-attention="key-block=0" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
@@ -30,7 +31,14 @@
 // CHECK: memref.store %{{.*}}, %[[QT]][%{{.*}}, %{{.*}}] : memref<?x16xf32>
 // CHECK: scf.index_switch
 // CHECK-NEXT: case 0 {
-// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// A tile of one row vector reads each K and V row once: it prefetches the
+// next key tile (one prefetch per 64-byte line: 16 f32), and its register
+// blocks take 8 keys (the accumulators of a full tile).
+// CHECK: scf.for %[[PD:.*]] = %c0 to %c64 step %c16 {
+// CHECK-NEXT: memref.prefetch %[[KB]][%[[B]], %{{.*}}, %[[PJ:.*]], %[[PD]]], read, locality<3>, data : memref<2x2x130x64xf32>
+// CHECK: scf.for %[[PE:.*]] = %c0 to %c32 step %c16 {
+// CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %{{.*}}, %[[PJ]], %[[PE]]], read, locality<3>, data : memref<2x2x130x32xf32>
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK: vector.load %[[QT]][%{{.*}}, %{{.*}}] : memref<?x16xf32>, vector<8xf32>
 // CHECK: memref.load %[[KB]]
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<8xf32>
@@ -45,13 +53,21 @@
 // CHECK: memref.load %[[VB]]
 // CHECK: vector.fma
 // CHECK: default {
-// 2 row vectors × 4 keys = 8 accumulators.
+// A full tile finds K and V in the caches (other query tiles of the head
+// read them): no prefetch. 2 row vectors × 4 keys = 8 accumulators.
+// CHECK-NOT: memref.prefetch
 // CHECK: -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK-NOT: memref.prefetch
 // CHECK: memref.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] : memref<2x4x100x32xf32>
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<2x4x100x32xf32> to tensor<2x4x100x32xf32>
 // CHECK-NOT: math.exp
 // CHECK-NOT: rpe.attention
 // W16-LABEL: func.func @structure
+// NOPF-LABEL: func.func @structure
+// NOPF-NOT: memref.prefetch
+// NOPF: scf.index_switch
+// NOPF-NOT: memref.prefetch
+// NOPF: return
 // W16: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
 
 func.func @structure(%q: tensor<2x4x100x64xf32>, %k: tensor<2x2x130x64xf32>, %v: tensor<2x2x130x32xf32>) -> tensor<2x4x100x32xf32> {

@@ -214,6 +214,9 @@ private:
   /// at diagonal `tileDiag`.
   void buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0, Value tk,
                     bool uniform);
+  /// Prefetches the K and V rows of keys [k1, min(k1 + TK, kEnd)), one
+  /// prefetch per cache line.
+  void prefetchKeyTile(OpBuilder &b, Value k1);
 
   RewriterBase &rw;
   AttentionOp op;
@@ -742,8 +745,16 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
           b, loc, bufferOf(table), ValueRange{cIdx(b, 0), tileDiag});
     hoistKeyTileInvariants(b, numChunks);
   }
-  // Sᵀ in register blocks of keyBlock keys, then one key at a time.
-  int64_t rk = opts.keyBlock;
+  // Sᵀ in register blocks of keyBlock keys, then one key at a time. A tile
+  // with fewer row vectors than a full one (decode, the last rows) takes
+  // proportionally more keys per block: the same number of accumulators, so
+  // that as many FMA chains run at once.
+  int64_t maxChunks = opts.tileQ / w;
+  auto scaled = [&](int64_t block) {
+    return std::max(block,
+                    std::min<int64_t>(16, block * maxChunks / numChunks));
+  };
+  int64_t rk = scaled(opts.keyBlock);
   Value tkMain =
       mul(b, arith::DivUIOp::create(b, loc, tk, cIdx(b, rk)), cIdx(b, rk));
   SmallVector<Value> maxInit(numChunks, splat(b, kNegInf));
@@ -799,7 +810,7 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
   }
   SmallVector<Value> probSums(probs.getResults());
   // Oᵀ in register blocks of valueBlock rows, then one at a time.
-  int64_t re = opts.valueBlock;
+  int64_t re = scaled(opts.valueBlock);
   Value dvMain = mul(b, arith::DivUIOp::create(b, loc, valueDim, cIdx(b, re)),
                      cIdx(b, re));
   scf::ForOp::create(b, loc, cIdx(b, 0), dvMain, cIdx(b, re), ValueRange{},
@@ -817,6 +828,31 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
   tileScalars.clear();
   keyTileLanes.clear();
   inUniformTile = false;
+}
+
+void KernelBuilder::prefetchKeyTile(OpBuilder &b, Value k1) {
+  Value end = minI(b, add(b, k1, cIdx(b, opts.tileK)), kEnd);
+  constexpr int64_t kLineBytes = 64;
+  scf::ForOp::create(
+      b, loc, k1, end, cIdx(b, 1), ValueRange{},
+      [&](OpBuilder &jb, Location, Value key, ValueRange) {
+        for (auto [buffer, dim] :
+             {std::pair(kBuf, headDim), {vBuf, valueDim}}) {
+          auto type = cast<MemRefType>(buffer.getType());
+          int64_t bytes = type.getElementTypeBitWidth() / 8;
+          scf::ForOp::create(
+              jb, loc, cIdx(jb, 0), dim, cIdx(jb, kLineBytes / bytes),
+              ValueRange{}, [&](OpBuilder &db, Location, Value d, ValueRange) {
+                memref::PrefetchOp::create(db, loc, buffer,
+                                           ValueRange{bIdx, hkIdx, key, d},
+                                           /*isWrite=*/false,
+                                           /*localityHint=*/3,
+                                           /*isDataCache=*/true);
+                scf::YieldOp::create(db, loc);
+              });
+        }
+        scf::YieldOp::create(jb, loc);
+      });
 }
 
 /// The whole query tile with `numChunks` vectors of rows.
@@ -869,11 +905,18 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
                        scf::YieldOp::create(nb, loc);
                      });
 
+  // A full tile of a head with several query tiles finds K and V in the
+  // caches (the tile before it read them); a tile that reads them once
+  // (decode) does too little per key to hide the memory latency, and the
+  // value blocks read V by columns: it prefetches the next key tile.
+  bool prefetch = opts.prefetch && (grouped || numChunks < opts.tileQ / w);
   Value tileK = cIdx(b, opts.tileK);
   scf::ForOp::create(
       b, loc, cIdx(b, 0), kEnd, tileK, ValueRange{},
       [&](OpBuilder &kb, Location, Value k0, ValueRange) {
         Value tk = minI(kb, tileK, sub(kb, kEnd, k0));
+        if (prefetch)
+          prefetchKeyTile(kb, add(kb, k0, tileK));
         if (!runEndBuf) {
           buildKeyTile(kb, numChunks, k0, tk, /*uniform=*/false);
           scf::YieldOp::create(kb, loc);
@@ -1238,6 +1281,7 @@ struct RPEVectorizeAttentionPass
     options.keyBlock = keyBlock;
     options.valueBlock = valueBlock;
     options.useFMA = fma;
+    options.prefetch = prefetch;
     if (failed(checkVectorizeAttentionOptions(options, [&] {
           return getOperation()->emitError() << "rpe-vectorize-attention: ";
         })))

@@ -139,6 +139,10 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
            "Value rows per register block of the output contraction">,
     Option<"fma", "fma", "bool", /*default=*/"true",
            "Use vector.fma (false: mulf + addf, for targets without FMA)">,
+    Option<"prefetch", "prefetch", "bool", /*default=*/"true",
+           "Prefetch the next key tile's K and V rows in tiles that read "
+           "them once (grouped decode tiles, tiles with fewer row vectors "
+           "than a full one)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

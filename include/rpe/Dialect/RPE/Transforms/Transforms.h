@@ -44,6 +44,9 @@ struct VectorizeAttentionOptions {
   int64_t valueBlock = 4;
   /// vector.fma, or mulf + addf for targets without FMA.
   bool useFMA = true;
+  /// Tiles that read each K and V row once (grouped decode tiles, short
+  /// queries) prefetch the next key tile's rows.
+  bool prefetch = true;
 };
 
 /// Checks the options; reports the first problem through `emit`.
