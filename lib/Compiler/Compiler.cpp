@@ -271,8 +271,12 @@ LogicalResult linkShared(StringRef objectPath, StringRef outputPath,
   if (!driver)
     return emitError(loc) << "--emit=shared needs a C compiler driver (cc, "
                              "gcc or clang) on PATH to link";
-  SmallVector<std::string> args = {*driver,          "-shared",        "-o",
-                                   outputPath.str(), objectPath.str(), "-lm"};
+  // -Bsymbolic: the library's calls to its own functions bind to them, so
+  // that a function named like a symbol the process already has (`erf` in
+  // libm) is not interposed by it.
+  SmallVector<std::string> args = {*driver, "-shared",        "-Wl,-Bsymbolic",
+                                   "-o",    outputPath.str(), objectPath.str(),
+                                   "-lm"};
   if (needsRunnerUtils || needsOpenMP) {
     std::string libDir = RPE_LLVM_LIBRARY_DIR;
     args.push_back("-L" + libDir);

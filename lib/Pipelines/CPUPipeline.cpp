@@ -151,6 +151,9 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   }
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
+  // Math ops without an LLVM lowering (erf, erfc, isinf, cbrt, ...) ->
+  // polynomials, comparisons or libm calls.
+  pm.addPass(createRPELegalizeMathPass());
   // Vector transfers and gathers -> loads; the rest of vector -> LLVM below.
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -15,6 +15,34 @@ def RPEEmitCInterfacePass : Pass<"rpe-emit-c-interface", "::mlir::ModuleOp"> {
   }];
 }
 
+def RPELegalizeMathPass : Pass<"rpe-legalize-math", "::mlir::ModuleOp"> {
+  let summary = "Rewrite math ops that convert-math-to-llvm cannot lower";
+  let description = [{
+    Front ends emit math ops that `convert-math-to-llvm` has no lowering for
+    (exact GELU is `math.erf`). This pass rewrites them:
+
+    - `math.erf`, `math.erfc` on f32 (scalars and vectors): upstream's
+      polynomial approximations, which stay vectorizable. Measured against
+      Python's double-precision `math` over [-6, 6]: erf within 2.2e-7
+      absolute, erfc within 1e-6 relative where erfc > 1e-30
+      (python/tests/test_math_lowering.py).
+    - `math.isinf`, `math.isnormal`: comparisons of |x|;
+      `math.clampf`: max then min (upstream's expansion in MLIR 22 swaps
+      them).
+    - `math.erf`/`math.erfc` of other types, `math.asinh`, `math.acosh`,
+      `math.atanh`, `math.cbrt`: libm calls (upstream MathToLibm patterns,
+      vectors unrolled). Only these ops: the others keep their LLVM
+      intrinsics.
+
+    The CPU pipeline runs it before the vector and math lowerings. A module
+    pass: libm declarations are added to the module.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::math::MathDialect", "::mlir::vector::VectorDialect",
+  ];
+}
+
 def RPEDecomposeSoftmaxPass : Pass<"rpe-decompose-softmax"> {
   let summary = "Decompose linalg.softmax into max/sub+exp/sum/div generics";
   let description = [{

@@ -54,6 +54,11 @@ LogicalResult
 checkVectorizeAttentionOptions(const VectorizeAttentionOptions &options,
                                function_ref<InFlightDiagnostic()> emit);
 
+/// Patterns of rpe-legalize-math that rewrite math ops convert-math-to-llvm
+/// cannot lower into ones it can (f32 erf/erfc polynomials, isinf,
+/// isnormal, clampf); the pass sends what is left to libm.
+void populateRPELegalizeMathPatterns(RewritePatternSet &patterns);
+
 /// Patterns lowering rpe.attention to the vector-level kernel (on buffers).
 void populateRPEVectorizeAttentionPatterns(
     RewritePatternSet &patterns, const VectorizeAttentionOptions &options);
