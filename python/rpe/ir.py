@@ -327,7 +327,27 @@ def alibi(heads, lq, lk, symmetric=False, slopes=None, elem="f32",
     return f.finish(f.emit("bias", _alibi_text(off, sizes, slopes, symmetric, rt)), rt)
 
 
-def _rotary_text(x, pos, xt, pt, theta, rotary_dim, interleaved):
+def rope_scaling_attr(scaling):
+    """``rpe.rotary``'s ``scaling`` attribute for a dict with ``type`` in
+    linear, llama3, yarn, dynamic and the attribute's parameters
+    (transformers' ``rope_parameters`` names, ``original_max_position``)."""
+    kind = scaling["type"]
+    params = {
+        "linear": ("factor",),
+        "llama3": ("factor", "low_freq_factor", "high_freq_factor",
+                   "original_max_position"),
+        "yarn": ("factor", "original_max_position", "beta_fast", "beta_slow"),
+        "dynamic": ("factor", "original_max_position"),
+    }.get(kind)
+    if params is None:
+        raise ValueError("unknown RoPE scaling type %r" % (kind,))
+    fields = ", ".join(
+        "%s = %s" % (p, "%d" % scaling[p] if p == "original_max_position"
+                     else fmt_float(scaling[p])) for p in params)
+    return "#rpe.rope_%s<%s>" % (kind, fields)
+
+
+def _rotary_text(x, pos, xt, pt, theta, rotary_dim, interleaved, scaling=None):
     attrs = []
     if interleaved:
         attrs.append("interleaved")
@@ -335,26 +355,29 @@ def _rotary_text(x, pos, xt, pt, theta, rotary_dim, interleaved):
         attrs.append("rotary_dim = %d : i64" % rotary_dim)
     if theta is not None:
         attrs.append("theta = %s : f64" % fmt_float(theta))
+    if scaling is not None:
+        attrs.append("scaling = %s" % rope_scaling_attr(scaling))
     a = " {%s}" % ", ".join(attrs) if attrs else ""
     return "rpe.rotary %s, %s%s : %s, %s" % (x, pos, a, xt, pt)
 
 
 def rotary(x_shape, positions_shape, elem="f32", pos_elem="i64", theta=None,
-           rotary_dim=None, interleaved=False, name="rotary"):
+           rotary_dim=None, interleaved=False, name="rotary", scaling=None):
     """``rpe.rotary`` (RoPE).
 
     ``@name(%x: tensor<X...xE>, %positions: tensor<P...xI>) -> tensor<X...xE>``
     with ``x_shape = (..., L, D)`` and ``positions_shape = (L,)`` or
     ``(B, L)``; ``pos_elem`` is ``i32`` or ``i64``.  ``theta`` (default
-    10000), ``rotary_dim`` (default D) and ``interleaved`` (GPT-J pairs)
-    are the op's attributes."""
+    10000), ``rotary_dim`` (default D), ``interleaved`` (GPT-J pairs) and
+    ``scaling`` (a dict, see rope_scaling_attr) are the op's attributes."""
     _check_elem(elem)
     f = _Func(name)
     xt = tensor_type(x_shape, elem)
     pt = tensor_type(positions_shape, pos_elem)
     x = f.arg("x", xt)
     pos = f.arg("positions", pt)
-    y = f.emit("y", _rotary_text(x, pos, xt, pt, theta, rotary_dim, interleaved))
+    y = f.emit("y", _rotary_text(x, pos, xt, pt, theta, rotary_dim, interleaved,
+                                 scaling))
     return f.finish(y, xt)
 
 

@@ -266,16 +266,63 @@ def alibi(h, lq, lk, slopes=None, symmetric=False, q_offset=0):
     return m[:, None, None] * d[None]
 
 
-def rotary(x, positions, theta=10000.0, rotary_dim=None, interleaved=False):
-    """RoPE on ``x: ... x L x D``; ``positions: L`` or ``B x L`` integers."""
+def rotary_frequencies(r, theta=10000.0, scaling=None, positions=None):
+    """omega_t, t < r/2, and the factor of the rotated dimensions, for
+    rpe.rotary's ``scaling``: None or a dict with ``type`` in linear,
+    llama3, yarn, dynamic and transformers' ``rope_parameters`` names
+    (``original_max_position`` for ``original_max_position_embeddings``)."""
+    half = r // 2
+    t = np.arange(half, dtype=np.float64)
+    if not r:
+        return t, 1.0
+    kind = scaling["type"] if scaling else None
+    base = float(theta)
+    if kind == "dynamic":
+        orig = float(scaling["original_max_position"])
+        factor = float(scaling["factor"])
+        seq = max(float(np.max(positions)) + 1 if np.size(positions) else 0, orig)
+        base = base * (factor * seq / orig - (factor - 1)) ** (r / (r - 2)) \
+            if r != 2 else base
+    omega = base ** (-2.0 * t / r)
+    if kind == "linear":
+        return omega / float(scaling["factor"]), 1.0
+    if kind == "llama3":
+        factor = float(scaling["factor"])
+        low, high = float(scaling["low_freq_factor"]), float(scaling["high_freq_factor"])
+        orig = float(scaling["original_max_position"])
+        wavelen = 2 * np.pi / omega
+        smooth = (orig / wavelen - low) / (high - low)
+        mixed = (1 - smooth) * omega / factor + smooth * omega
+        out = np.where(wavelen < orig / high, omega, mixed)
+        return np.where(wavelen > orig / low, omega / factor, out), 1.0
+    if kind == "yarn":
+        factor = float(scaling["factor"])
+        orig = float(scaling["original_max_position"])
+
+        def corr(n):
+            return r * np.log(orig / (n * 2 * np.pi)) / (2 * np.log(float(theta)))
+        lo = max(np.floor(corr(float(scaling["beta_fast"]))), 0.0)
+        hi = min(np.ceil(corr(float(scaling["beta_slow"]))), r - 1.0)
+        if lo == hi:
+            hi += 0.001
+        ramp = np.clip((t - lo) / (hi - lo), 0.0, 1.0)
+        magnitude = 1.0 if factor <= 1 else 0.1 * np.log(factor) + 1.0
+        return omega / factor * ramp + omega * (1 - ramp), magnitude
+    assert kind in (None, "dynamic"), kind
+    return omega, 1.0
+
+
+def rotary(x, positions, theta=10000.0, rotary_dim=None, interleaved=False,
+           scaling=None):
+    """RoPE on ``x: ... x L x D``; ``positions: L`` or ``B x L`` integers;
+    ``scaling``: see rotary_frequencies."""
     x = _f64(x)
     pos = np.asarray(positions).astype(np.int64)
     d = x.shape[-1]
     r = d if rotary_dim is None else int(rotary_dim)
     assert r % 2 == 0 and 0 <= r <= d
     half = r // 2
-    t = np.arange(half, dtype=np.float64)
-    omega = float(theta) ** (-2.0 * t / r) if r else t
+    omega, magnitude = rotary_frequencies(r, theta, scaling, pos)
     if pos.ndim == 1:
         assert pos.shape[0] == x.shape[-2]
         phi = pos.astype(np.float64)[:, None] * omega          # L x R/2
@@ -284,7 +331,7 @@ def rotary(x, positions, theta=10000.0, rotary_dim=None, interleaved=False):
             pos.shape[1] == x.shape[-2], (pos.shape, x.shape)
         phi = pos.astype(np.float64)[..., None] * omega        # B x L x R/2
         phi = phi.reshape((pos.shape[0],) + (1,) * (x.ndim - 3) + phi.shape[1:])
-    c, s = np.cos(phi), np.sin(phi)
+    c, s = magnitude * np.cos(phi), magnitude * np.sin(phi)
     y = x.copy()
     if interleaved:
         ia, ib = 2 * np.arange(half), 2 * np.arange(half) + 1

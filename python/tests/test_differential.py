@@ -343,12 +343,13 @@ def gen_alibi():
 
 # -- rpe.rotary --------------------------------------------------------------------
 
-def _rotary_make(x_shape, pos_shape, pos_dtype, pos_range, theta, rd, inter, elem):
+def _rotary_make(x_shape, pos_shape, pos_dtype, pos_range, theta, rd, inter, elem,
+                 scaling=None):
     def make(rng):
         x = rand(rng, x_shape, elem)
         pos = rng.integers(pos_range[0], pos_range[1] + 1, size=pos_shape).astype(pos_dtype)
         want = ref.rotary(x, pos, theta=10000.0 if theta is None else theta,
-                          rotary_dim=rd, interleaved=inter)
+                          rotary_dim=rd, interleaved=inter, scaling=scaling)
         return [x, pos], want, elem
     return make
 
@@ -399,6 +400,34 @@ def gen_rotary():
         cases.append(("%s-%s" % (name, "x".join(map(str, xs))), name,
                       _rotary_make(xs, (xs[-2],), np.int64, (0, 2000), None, None,
                                    inter, elem)))
+    # RoPE scalings (small original lengths: both regimes of llama3/YaRN and
+    # dynamic NTK's growth show up at the positions drawn).
+    scalings = [
+        {"type": "linear", "factor": 4.0},
+        {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+         "high_freq_factor": 4.0, "original_max_position": 64},
+        {"type": "yarn", "factor": 4.0, "original_max_position": 64,
+         "beta_fast": 32.0, "beta_slow": 1.0},
+        {"type": "dynamic", "factor": 2.0, "original_max_position": 48},
+    ]
+    for sc in scalings:
+        for tag, xs, layout, theta, rd, inter in (
+                ("half", (None, 2, None, 16), "L", None, None, False),
+                ("part", (None, 2, None, 12), "BL", 500.0, 8, True),
+                ("dynD", (None, 2, None, None), "L", None, None, False)):
+            name = "rot_%s_%s" % (sc["type"], tag)
+            ps = (xs[0], xs[-2]) if layout == "BL" else (xs[-2],)
+            fns.append(ir.rotary(xs, ps, theta=theta, rotary_dim=rd, interleaved=inter,
+                                 name=name, scaling=sc))
+            for prange in ((0, 40), (-20, 3000)):
+                shape = tuple(s if s is not None else
+                              pick([2, 8, 14]) if d == len(xs) - 1 else
+                              pick(LENS) if d == len(xs) - 2 else pick([1, 2])
+                              for d, s in enumerate(xs))
+                ps_rt = (shape[0], shape[-2]) if layout == "BL" else (shape[-2],)
+                cases.append(("%s-%s-pos%d" % (name, "x".join(map(str, shape)), prange[1]),
+                              name, _rotary_make(shape, ps_rt, np.int64, prange, theta, rd,
+                                                 inter, "f32", sc)))
     for group in chunks(list(range(len(fns))), 8):
         mod = ir.merge(*[fns[i] for i in group])
         names = set(fns[i].func_name for i in group)

@@ -50,13 +50,14 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
 from rpe import reference as ref  # noqa: E402
+from rpe.ir import rope_scaling_attr  # noqa: E402
 
 FIXTURES = os.path.join(HERE, "fixtures")
 FIXTURE_NAMES = [
     "seed_mha_rpe", "seed_relative_position_bias",
     "t5_relative_position_bucket", "t5_attention_bias",
     "deberta_v2_log_bucket", "deberta_v2_disentangled",
-    "llama_rope", "swin_window_bias",
+    "llama_rope", "llama_rope_scaling", "swin_window_bias",
 ]
 
 # Guard for the compiled tests: only while rpe.compile does not exist yet.
@@ -318,6 +319,53 @@ def test_llama_rope_cos_sin_reference():
             atol = float(np.abs(pos).max()) * 2.0 ** -22 + 2.0 ** -21
             close(y[..., t], f[tag + "_cos"][..., t], rtol=0, atol=atol, what="cos")
             close(y[..., t + d // 2], f[tag + "_sin"][..., t], rtol=0, atol=atol, what="sin")
+
+
+# ---------------------------------------------------------------------------
+# RoPE scaling (rope_type linear, llama3, yarn, dynamic)
+# ---------------------------------------------------------------------------
+
+SCALING_TAGS = ["%s_%s" % (k, c) for k in ("linear", "llama3", "yarn", "dynamic")
+                for c in ("short", "long")]
+
+
+def scaling_case(f, tag):
+    cfg = f["meta"]["config"][tag]
+    return (f[tag + "_q"], f[tag + "_position_ids"], float(f[tag + "_theta"]),
+            cfg["rpe_scaling"], cfg)
+
+
+@pytest.mark.parametrize("tag", SCALING_TAGS)
+def test_rope_scaling_reference(tag):
+    f = load("llama_rope_scaling")
+    x, pos, theta, scaling, cfg = scaling_case(f, tag)
+    _, magnitude = ref.rotary_frequencies(x.shape[-1], theta, scaling, pos)
+    assert magnitude == pytest.approx(cfg["attention_scaling"], rel=1e-12)
+    got = ref.rotary(x, pos, theta=theta, scaling=scaling)
+    close(got, f[tag + "_q_embed"], rtol=0, atol=magnitude * rope_atol(x, pos), what=tag)
+
+
+@needs_compile
+def test_rope_scaling_compiled():
+    f = load("llama_rope_scaling")
+    texts = []
+    for tag in SCALING_TAGS:
+        x, pos, theta, scaling, _ = scaling_case(f, tag)
+        xt, pt = tt(x.shape), tt(pos.shape, "i64")
+        texts.append("""
+func.func @rope_{tag}(%q: {xt}, %pos: {pt}) -> {xt} {{
+  %r = rpe.rotary %q, %pos {{theta = {theta!r} : f64, scaling = {attr}}} : {xt}, {pt}
+  return %r : {xt}
+}}""".format(tag=tag, xt=xt, pt=pt, theta=theta, attr=rope_scaling_attr(scaling)))
+    mod = compiled("\n".join(texts))
+    for tag in SCALING_TAGS:
+        x, pos, theta, scaling, _ = scaling_case(f, tag)
+        got = getattr(mod, "rope_" + tag)(x, pos)
+        want = ref.rotary(x, pos, theta=theta, scaling=scaling)
+        _, magnitude = ref.rotary_frequencies(x.shape[-1], theta, scaling, pos)
+        close(got, f[tag + "_q_embed"], rtol=0, atol=magnitude * rope_atol(x, pos),
+              what=tag)
+        close(got, want, what=tag + " vs reference")
 
 
 # ---------------------------------------------------------------------------

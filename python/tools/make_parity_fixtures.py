@@ -573,6 +573,69 @@ def llama_fixtures(w):
            cfgs, **arrays)
 
 
+ROPE_SCALINGS = {
+    # tag: (rope_parameters beyond rope_type/rope_theta, rpe's scaling dict,
+    #       max_position_embeddings)
+    "linear": ({"factor": 4.0}, {"type": "linear", "factor": 4.0}, 2048),
+    "llama3": ({"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 512},
+               {"type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0, "original_max_position": 512}, 4096),
+    # max_position_embeddings = factor * original: transformers derives the
+    # factor from their ratio when `factor` is missing; keep them consistent.
+    "yarn": ({"factor": 4.0, "original_max_position_embeddings": 512,
+              "beta_fast": 32.0, "beta_slow": 1.0},
+             {"type": "yarn", "factor": 4.0, "original_max_position": 512,
+              "beta_fast": 32.0, "beta_slow": 1.0}, 2048),
+    # transformers' dynamic NTK takes max_position_embeddings as the original
+    # length.
+    "dynamic": ({"factor": 2.0}, {"type": "dynamic", "factor": 2.0,
+                                  "original_max_position": 256}, 256),
+}
+
+
+def rope_scaling_fixtures(w):
+    """LlamaRotaryEmbedding with each scaling, fresh per case (rpe.rotary is
+    stateless: transformers' dynamic NTK module keeps the longest length it
+    has seen), positions below and beyond the original length."""
+    from transformers import LlamaConfig
+    from transformers.models.llama import modeling_llama as ml
+    LlamaRotaryEmbedding = require(ml, "LlamaRotaryEmbedding")
+    apply_rotary_pos_emb = require(ml, "apply_rotary_pos_emb")
+    arrays, cfgs = {}, {}
+    for kind, (params, scaling, max_pos) in ROPE_SCALINGS.items():
+        for case, head_dim, theta, pos in (
+                ("short", 16, 10000.0, [[0, 1, 2, 3, 4, 5, 6, 7],
+                                        [100, 101, 102, 103, 104, 105, 106, 107]]),
+                ("long", 32, 500000.0, [[200, 511, 512, 513, 1000, 1500, 2047, 3000],
+                                        [3001, 3002, 3003, 3004, 3005, 3006, 3007, 3008]])):
+            tag = kind + "_" + case
+            seed_all(41)
+            H = 2
+            rope_parameters = dict(params, rope_type=kind, rope_theta=theta)
+            config = LlamaConfig(hidden_size=H * head_dim, num_attention_heads=H,
+                                 num_key_value_heads=H, head_dim=head_dim,
+                                 max_position_embeddings=max_pos,
+                                 rope_parameters=rope_parameters)
+            rope = LlamaRotaryEmbedding(config)
+            position_ids = torch.tensor(pos, dtype=torch.long)
+            B, L = position_ids.shape
+            q = torch.randn(B, H, L, head_dim)
+            with torch.no_grad():
+                cos, sin = rope(q, position_ids)
+                q_embed, _ = apply_rotary_pos_emb(q, q, cos, sin)
+            arrays.update({tag + "_q": np32(q), tag + "_position_ids": np64i(position_ids),
+                           tag + "_q_embed": np32(q_embed),
+                           tag + "_theta": np.array(theta)})
+            cfgs[tag] = {"head_dim": head_dim, "rope_parameters": rope_parameters,
+                         "max_position_embeddings": max_pos, "rpe_scaling": scaling,
+                         "position_ids": pos,
+                         "attention_scaling": float(rope.attention_scaling)}
+    w.save("llama_rope_scaling",
+           "transformers LlamaRotaryEmbedding.forward (rope_type linear, llama3, yarn, "
+           "dynamic) + %s" % signature(apply_rotary_pos_emb), cfgs, **arrays)
+
+
 def swin_fixtures(w):
     from transformers import SwinConfig
     from transformers.models.swin import modeling_swin as ms
@@ -649,17 +712,23 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default=DEFAULT_OUT,
                     help="output directory (default: %(default)s)")
+    ap.add_argument("--only", help="comma-separated fixture groups to write "
+                    "(seed, t5, deberta, llama, rope_scaling, swin; default: all)")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     torch.set_num_threads(1)
     torch.set_default_dtype(torch.float32)
     torch.use_deterministic_algorithms(True)
     w = Writer(args.out)
-    seed_fixture(w)
-    t5_fixtures(w)
-    deberta_fixtures(w)
-    llama_fixtures(w)
-    swin_fixtures(w)
+    groups = {"seed": seed_fixture, "t5": t5_fixtures, "deberta": deberta_fixtures,
+              "llama": llama_fixtures, "rope_scaling": rope_scaling_fixtures,
+              "swin": swin_fixtures}
+    only = args.only.split(",") if args.only else list(groups)
+    for name in only:
+        if name not in groups:
+            sys.exit("make_parity_fixtures.py: unknown group %r (known: %s)"
+                     % (name, ", ".join(groups)))
+        groups[name](w)
     total = sum(os.path.getsize(p) for p in w.written)
     print("%d fixtures, %d bytes in all (torch %s, transformers %s)" % (
         len(w.written), total, torch.__version__, transformers.__version__))

@@ -117,6 +117,95 @@ struct LowerAlibi : OpRewritePattern<AlibiOp> {
 // rpe.rotary
 //===----------------------------------------------------------------------===//
 
+/// f64 arithmetic for the RoPE frequencies.
+struct F64Builder {
+  OpBuilder &b;
+  Location l;
+  Value c(double v) {
+    return arith::ConstantOp::create(b, l, b.getF64FloatAttr(v));
+  }
+  Value add(Value x, Value y) { return arith::AddFOp::create(b, l, x, y); }
+  Value sub(Value x, Value y) { return arith::SubFOp::create(b, l, x, y); }
+  Value mul(Value x, Value y) { return arith::MulFOp::create(b, l, x, y); }
+  Value div(Value x, Value y) { return arith::DivFOp::create(b, l, x, y); }
+  Value max(Value x, Value y) { return arith::MaximumFOp::create(b, l, x, y); }
+  Value min(Value x, Value y) { return arith::MinimumFOp::create(b, l, x, y); }
+  Value cmp(arith::CmpFPredicate p, Value x, Value y) {
+    return arith::CmpFOp::create(b, l, p, x, y);
+  }
+  Value select(Value cond, Value x, Value y) {
+    return arith::SelectOp::create(b, l, cond, x, y);
+  }
+};
+
+/// ω_t of pair t (index) for rotary dimension `rotaryDim` (index), θ =
+/// exp(logTheta), under `scaling` (null: none). `logGrowth`: for
+/// rope_dynamic, ln(factor·S/O - (factor - 1)) (f64).
+Value buildRotaryFrequency(OpBuilder &ob, Location l, Value tIndex,
+                           Value rotaryDim, double logTheta, Attribute scaling,
+                           Value logGrowth) {
+  F64Builder f{ob, l};
+  Type f64 = ob.getF64Type();
+  Value t = castIndexToFloat(ob, l, tIndex, f64);
+  Value r = castIndexToFloat(ob, l, rotaryDim, f64);
+  Value twoT = f.mul(f.c(2.0), t);
+  // ln ω_t = -(2t/R)·ln θ.
+  Value logOmega = f.mul(f.div(twoT, r), f.c(-logTheta));
+  if (auto dyn = dyn_cast_if_present<RopeDynamicAttr>(scaling)) {
+    // θ' = θ·g^(R/(R-2)): ln ω_t -= (2t/(R-2))·ln g (0 at t = 0, also when
+    // R = 2).
+    Value term = f.mul(f.div(twoT, f.sub(r, f.c(2.0))), logGrowth);
+    Value first = f.cmp(arith::CmpFPredicate::OEQ, t, f.c(0.0));
+    logOmega = f.sub(logOmega, f.select(first, f.c(0.0), term));
+  }
+  Value omega = math::ExpOp::create(ob, l, logOmega);
+  if (auto lin = dyn_cast_if_present<RopeLinearAttr>(scaling))
+    return f.div(omega, f.c(lin.getFactor().convertToDouble()));
+  if (auto llama = dyn_cast_if_present<RopeLlama3Attr>(scaling)) {
+    double factor = llama.getFactor().convertToDouble();
+    double low = llama.getLowFreqFactor().convertToDouble();
+    double high = llama.getHighFreqFactor().convertToDouble();
+    double original = static_cast<double>(llama.getOriginalMaxPosition());
+    Value wavelen = f.div(f.c(2.0 * M_PI), omega);
+    Value scaled = f.div(omega, f.c(factor));
+    // s = (O/λ - low) / (high - low); (1 - s)·ω/factor + s·ω.
+    Value smooth =
+        f.div(f.sub(f.div(f.c(original), wavelen), f.c(low)), f.c(high - low));
+    Value mixed =
+        f.add(f.mul(f.sub(f.c(1.0), smooth), scaled), f.mul(smooth, omega));
+    Value longWave =
+        f.cmp(arith::CmpFPredicate::OGT, wavelen, f.c(original / low));
+    Value shortWave =
+        f.cmp(arith::CmpFPredicate::OLT, wavelen, f.c(original / high));
+    return f.select(longWave, scaled, f.select(shortWave, omega, mixed));
+  }
+  if (auto yarn = dyn_cast_if_present<RopeYarnAttr>(scaling)) {
+    double factor = yarn.getFactor().convertToDouble();
+    double original = static_cast<double>(yarn.getOriginalMaxPosition());
+    // c(n) = R·ln(O / (2πn)) / (2 ln θ).
+    auto correction = [&](double rotations) {
+      return f.div(f.mul(r, f.c(std::log(original / (2 * M_PI * rotations)))),
+                   f.c(2.0 * logTheta));
+    };
+    Value lo =
+        f.max(math::FloorOp::create(
+                  ob, l, correction(yarn.getBetaFast().convertToDouble())),
+              f.c(0.0));
+    Value hi =
+        f.min(math::CeilOp::create(
+                  ob, l, correction(yarn.getBetaSlow().convertToDouble())),
+              f.sub(r, f.c(1.0)));
+    hi = f.select(f.cmp(arith::CmpFPredicate::OEQ, lo, hi),
+                  f.add(hi, f.c(0.001)), hi);
+    Value ramp =
+        f.min(f.max(f.div(f.sub(t, lo), f.sub(hi, lo)), f.c(0.0)), f.c(1.0));
+    // Interpolated (ω/factor) where ramp = 1, extrapolated (ω) where 0.
+    return f.add(f.mul(f.div(omega, f.c(factor)), ramp),
+                 f.mul(omega, f.sub(f.c(1.0), ramp)));
+  }
+  return omega;
+}
+
 struct LowerRotary : OpRewritePattern<RotaryOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RotaryOp op,
@@ -142,9 +231,56 @@ struct LowerRotary : OpRewritePattern<RotaryOp> {
     Value two = indexConst(rewriter, loc, 2),
           one = indexConst(rewriter, loc, 1);
 
+    // rope_dynamic: ln g, g = factor·S/O - (factor - 1), S = max(max
+    // position + 1, O), over all positions.
+    Attribute scaling = op.getScalingAttr();
+    Value logGrowth;
+    if (auto dyn = dyn_cast_if_present<RopeDynamicAttr>(scaling)) {
+      Type i64 = rewriter.getI64Type();
+      Value lowest = arith::ConstantOp::create(
+          rewriter, loc,
+          rewriter.getI64IntegerAttr(std::numeric_limits<int64_t>::min()));
+      Value acc =
+          linalg::FillOp::create(
+              rewriter, loc, lowest,
+              tensor::EmptyOp::create(rewriter, loc, ArrayRef<int64_t>{}, i64)
+                  .getResult())
+              .getResult(0);
+      SmallVector<utils::IteratorType> red(posRank,
+                                           utils::IteratorType::reduction);
+      Value maxPos = generic(
+          rewriter, loc, positions, {rewriter.getMultiDimIdentityMap(posRank)},
+          acc, AffineMap::get(posRank, 0, ctx), red,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            Value p = args[0];
+            if (p.getType() != i64)
+              p = arith::ExtSIOp::create(b, l, i64, p);
+            yieldValue(b, l, arith::MaxSIOp::create(b, l, p, args[1]));
+          });
+      Value top = tensor::ExtractOp::create(rewriter, loc, maxPos);
+      F64Builder f{rewriter, loc};
+      double factor = dyn.getFactor().convertToDouble();
+      double original = static_cast<double>(dyn.getOriginalMaxPosition());
+      Value length = arith::SIToFPOp::create(
+          rewriter, loc, f64,
+          arith::AddIOp::create(
+              rewriter, loc, top,
+              arith::ConstantOp::create(rewriter, loc,
+                                        rewriter.getI64IntegerAttr(1))));
+      length = f.max(length, f.c(original));
+      Value growth =
+          f.sub(f.mul(f.c(factor / original), length), f.c(factor - 1.0));
+      logGrowth = math::LogOp::create(rewriter, loc, growth);
+    }
+    // YaRN scales the rotated dimensions (cos and sin, as transformers).
+    double magnitude = 1.0;
+    if (auto yarn = dyn_cast_if_present<RopeYarnAttr>(scaling))
+      magnitude = yarn.getAttentionFactor();
+
     // cos/sin tables [positions..., t] for t < max(R/2, 1), built once:
     // O(L·R) trigonometry instead of O(B·H·L·D). Angles in f64
-    // (ω_t = exp(-(2t/R) ln θ), φ = p·ω_t), tables in f32.
+    // (ω_t = exp(-(2t/R) ln θ) or its scaled form, φ = p·ω_t), tables in
+    // f32.
     Value half = arith::DivUIOp::create(rewriter, loc, rotaryDim, two);
     Value tableHalf = arith::MaxUIOp::create(rewriter, loc, half, one);
     SmallVector<OpFoldResult> tableSizes =
@@ -161,17 +297,17 @@ struct LowerRotary : OpRewritePattern<RotaryOp> {
           emptyTensor(rewriter, loc, tableSizes, f32), tableId, tableIts,
           [&](OpBuilder &b, Location l, ValueRange args) {
             Value t = linalg::IndexOp::create(b, l, posRank);
-            Value twoT = castIndexToFloat(
-                b, l, arith::MulIOp::create(b, l, t, indexConst(b, l, 2)), f64);
-            Value rF = castIndexToFloat(b, l, rotaryDim, f64);
-            Value expo = arith::MulFOp::create(
-                b, l, arith::DivFOp::create(b, l, twoT, rF),
-                arith::ConstantOp::create(b, l, b.getF64FloatAttr(-logTheta)));
-            Value omega = math::ExpOp::create(b, l, expo);
+            Value omega = buildRotaryFrequency(b, l, t, rotaryDim, logTheta,
+                                               scaling, logGrowth);
             Value pos = arith::SIToFPOp::create(b, l, f64, args[0]);
             Value phi = arith::MulFOp::create(b, l, pos, omega);
             Value v = sine ? math::SinOp::create(b, l, phi).getResult()
                            : math::CosOp::create(b, l, phi).getResult();
+            if (magnitude != 1.0)
+              v = arith::MulFOp::create(
+                  b, l, v,
+                  arith::ConstantOp::create(b, l,
+                                            b.getF64FloatAttr(magnitude)));
             yieldValue(b, l, arith::TruncFOp::create(b, l, f32, v));
           });
     };

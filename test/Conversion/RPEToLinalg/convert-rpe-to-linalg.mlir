@@ -209,3 +209,47 @@ func.func @attention_dynamic_heads(%q: tensor<1x?x4x?xf32>, %k: tensor<1x?x4x?xf
   %0 = rpe.attention %q, %k, %k : tensor<1x?x4x?xf32>, tensor<1x?x4x?xf32>, tensor<1x?x4x?xf32> -> tensor<1x?x4x?xf32>
   return %0 : tensor<1x?x4x?xf32>
 }
+
+// -----
+
+// rotary scalings. linear: ω / factor. YaRN: the tables carry the attention
+// factor 0.1·ln 4 + 1. dynamic NTK: the largest position, reduced once over
+// the positions, gives ln g = ln(factor·S/O - (factor - 1)), S = max(max + 1,
+// O), which every frequency uses.
+// CHECK-LABEL: func.func @rotary_linear
+// CHECK: linalg.generic
+// CHECK: %[[W:.*]] = math.exp %{{.*}} : f64
+// CHECK: arith.divf %[[W]], %{{.*}} : f64
+func.func @rotary_linear(%x: tensor<1x2x?x8xf32>, %p: tensor<?xi32>) -> tensor<1x2x?x8xf32> {
+  %0 = rpe.rotary %x, %p {scaling = #rpe.rope_linear<factor = 4.0>} : tensor<1x2x?x8xf32>, tensor<?xi32>
+  return %0 : tensor<1x2x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @rotary_yarn
+// CHECK: math.floor
+// CHECK: math.ceil
+// CHECK: %[[C:.*]] = math.cos %{{.*}} : f64
+// CHECK: arith.mulf %[[C]], %{{.*}} : f64
+// CHECK: %[[S:.*]] = math.sin %{{.*}} : f64
+// CHECK: arith.mulf %[[S]], %{{.*}} : f64
+func.func @rotary_yarn(%x: tensor<1x2x?x8xf32>, %p: tensor<?xi32>) -> tensor<1x2x?x8xf32> {
+  %0 = rpe.rotary %x, %p {scaling = #rpe.rope_yarn<factor = 4.0, original_max_position = 64, beta_fast = 32.0, beta_slow = 1.0>} : tensor<1x2x?x8xf32>, tensor<?xi32>
+  return %0 : tensor<1x2x?x8xf32>
+}
+
+// CHECK-LABEL: func.func @rotary_dynamic
+// CHECK-SAME: (%{{.*}}: tensor<1x2x?x8xf32>, %[[P:.*]]: tensor<?xi32>)
+// CHECK: %[[INIT:.*]] = linalg.fill ins(%{{.*}} : i64) outs(%{{.*}} : tensor<i64>)
+// CHECK: %[[MAX:.*]] = linalg.generic {{.*}} iterator_types = ["reduction"]} ins(%[[P]] : tensor<?xi32>) outs(%[[INIT]] : tensor<i64>)
+// CHECK: arith.maxsi
+// CHECK: %[[TOP:.*]] = tensor.extract %[[MAX]][] : tensor<i64>
+// CHECK: %[[LEN:.*]] = arith.addi %[[TOP]], %{{.*}} : i64
+// CHECK: %[[LENF:.*]] = arith.sitofp %[[LEN]] : i64 to f64
+// CHECK: %[[S:.*]] = arith.maximumf %[[LENF]], %{{.*}} : f64
+// CHECK: %[[LOGG:.*]] = math.log %{{.*}} : f64
+// CHECK: linalg.generic
+// CHECK: arith.mulf %{{.*}}, %[[LOGG]] : f64
+func.func @rotary_dynamic(%x: tensor<1x2x?x8xf32>, %p: tensor<?xi32>) -> tensor<1x2x?x8xf32> {
+  %0 = rpe.rotary %x, %p {scaling = #rpe.rope_dynamic<factor = 2.0, original_max_position = 16>} : tensor<1x2x?x8xf32>, tensor<?xi32>
+  return %0 : tensor<1x2x?x8xf32>
+}

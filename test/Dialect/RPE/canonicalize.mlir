@@ -75,6 +75,41 @@ func.func @rotary_compose(%x: tensor<1x2x8x16xf32>, %p1: tensor<8xi64>, %p2: ten
 
 // -----
 
+// The same linear (or llama3) scaling composes: positions add.
+// CHECK-LABEL: func.func @rotary_compose_linear
+// CHECK: arith.addi
+// CHECK: rpe.rotary %{{.*}}, %{{.*}} {scaling = #rpe.rope_linear<factor = 4.000000e+00>}
+// CHECK-NOT: rpe.rotary
+func.func @rotary_compose_linear(%x: tensor<2x8x16xf32>, %p1: tensor<8xi64>, %p2: tensor<8xi64>) -> tensor<2x8x16xf32> {
+  %0 = rpe.rotary %x, %p1 {scaling = #rpe.rope_linear<factor = 4.0>} : tensor<2x8x16xf32>, tensor<8xi64>
+  %1 = rpe.rotary %0, %p2 {scaling = #rpe.rope_linear<factor = 4.0>} : tensor<2x8x16xf32>, tensor<8xi64>
+  return %1 : tensor<2x8x16xf32>
+}
+
+// -----
+
+// Different scalings, or one scaled and one not, do not compose; YaRN (its
+// attention factor would apply once instead of twice) and dynamic NTK (its
+// frequencies depend on the largest position) never do.
+// CHECK-LABEL: func.func @rotary_no_compose
+// CHECK-NOT: arith.addi
+// CHECK-COUNT-8: rpe.rotary
+// CHECK-NOT: arith.addi
+func.func @rotary_no_compose(%x: tensor<2x8x16xf32>, %p1: tensor<8xi64>, %p2: tensor<8xi64>)
+    -> (tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>) {
+  %0 = rpe.rotary %x, %p1 {scaling = #rpe.rope_linear<factor = 4.0>} : tensor<2x8x16xf32>, tensor<8xi64>
+  %1 = rpe.rotary %0, %p2 {scaling = #rpe.rope_linear<factor = 2.0>} : tensor<2x8x16xf32>, tensor<8xi64>
+  %2 = rpe.rotary %x, %p1 : tensor<2x8x16xf32>, tensor<8xi64>
+  %3 = rpe.rotary %2, %p2 {scaling = #rpe.rope_linear<factor = 2.0>} : tensor<2x8x16xf32>, tensor<8xi64>
+  %4 = rpe.rotary %x, %p1 {scaling = #rpe.rope_yarn<factor = 4.0, original_max_position = 64, beta_fast = 32.0, beta_slow = 1.0>} : tensor<2x8x16xf32>, tensor<8xi64>
+  %5 = rpe.rotary %4, %p2 {scaling = #rpe.rope_yarn<factor = 4.0, original_max_position = 64, beta_fast = 32.0, beta_slow = 1.0>} : tensor<2x8x16xf32>, tensor<8xi64>
+  %6 = rpe.rotary %x, %p1 {scaling = #rpe.rope_dynamic<factor = 2.0, original_max_position = 4>} : tensor<2x8x16xf32>, tensor<8xi64>
+  %7 = rpe.rotary %6, %p2 {scaling = #rpe.rope_dynamic<factor = 2.0, original_max_position = 4>} : tensor<2x8x16xf32>, tensor<8xi64>
+  return %1, %3, %5, %7 : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32>
+}
+
+// -----
+
 // Default rotary_dim (= D) on both sides composes too.
 // CHECK-LABEL: func.func @rotary_compose_default
 // CHECK: arith.addi

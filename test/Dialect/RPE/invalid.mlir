@@ -216,6 +216,86 @@ func.func @rotary_pos_rank(%x: tensor<2x8x4xf32>, %p: tensor<1x2x8xi64>) -> tens
 
 // -----
 
+func.func @rotary_scaling_0(%x: tensor<2x8x4xf32>, %p: tensor<8xi64>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{#rpe.rope_linear parameter 'factor' must be finite and positive, got 0.000000e+00}}
+  %0 = rpe.rotary %x, %p {scaling = #rpe.rope_linear<factor = 0.0>} : tensor<2x8x4xf32>, tensor<8xi64>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @rotary_scaling_1(%x: tensor<2x8x4xf32>, %p: tensor<8xi64>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{#rpe.rope_linear parameter 'factor' must be finite and positive, got -2.000000e+00}}
+  %0 = rpe.rotary %x, %p {scaling = #rpe.rope_linear<factor = -2.0>} : tensor<2x8x4xf32>, tensor<8xi64>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @rotary_scaling_2(%x: tensor<2x8x4xf32>, %p: tensor<8xi64>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{#rpe.rope_llama3 needs high_freq_factor > low_freq_factor, got 1.000000e+00 and 4.000000e+00}}
+  %0 = rpe.rotary %x, %p {scaling = #rpe.rope_llama3<factor = 8.0, low_freq_factor = 4.0, high_freq_factor = 1.0, original_max_position = 8192>} : tensor<2x8x4xf32>, tensor<8xi64>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @rotary_scaling_3(%x: tensor<2x8x4xf32>, %p: tensor<8xi64>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{#rpe.rope_llama3 parameter 'low_freq_factor' must be finite and positive, got 0.000000e+00}}
+  %0 = rpe.rotary %x, %p {scaling = #rpe.rope_llama3<factor = 8.0, low_freq_factor = 0.0, high_freq_factor = 4.0, original_max_position = 8192>} : tensor<2x8x4xf32>, tensor<8xi64>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @rotary_scaling_4(%x: tensor<2x8x4xf32>, %p: tensor<8xi64>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{#rpe.rope_llama3 parameter 'original_max_position' must be in [1, 1099511627776], got 0}}
+  %0 = rpe.rotary %x, %p {scaling = #rpe.rope_llama3<factor = 8.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_position = 0>} : tensor<2x8x4xf32>, tensor<8xi64>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @rotary_scaling_5(%x: tensor<2x8x4xf32>, %p: tensor<8xi64>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{#rpe.rope_yarn needs beta_fast > beta_slow, got 1.000000e+00 and 3.200000e+01}}
+  %0 = rpe.rotary %x, %p {scaling = #rpe.rope_yarn<factor = 4.0, original_max_position = 4096, beta_fast = 1.0, beta_slow = 32.0>} : tensor<2x8x4xf32>, tensor<8xi64>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @rotary_scaling_6(%x: tensor<2x8x4xf32>, %p: tensor<8xi64>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{#rpe.rope_yarn parameter 'beta_slow' must be finite and positive, got 0.000000e+00}}
+  %0 = rpe.rotary %x, %p {scaling = #rpe.rope_yarn<factor = 4.0, original_max_position = 4096, beta_fast = 32.0, beta_slow = 0.0>} : tensor<2x8x4xf32>, tensor<8xi64>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @rotary_scaling_7(%x: tensor<2x8x4xf32>, %p: tensor<8xi64>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{#rpe.rope_yarn parameter 'factor' must be finite and positive, got INF}}
+  %0 = rpe.rotary %x, %p {scaling = #rpe.rope_yarn<factor = 0x7FF0000000000000, original_max_position = 4096, beta_fast = 32.0, beta_slow = 1.0>} : tensor<2x8x4xf32>, tensor<8xi64>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @rotary_scaling_8(%x: tensor<2x8x4xf32>, %p: tensor<8xi64>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{#rpe.rope_dynamic parameter 'original_max_position' must be in [1, 1099511627776], got -5}}
+  %0 = rpe.rotary %x, %p {scaling = #rpe.rope_dynamic<factor = 2.0, original_max_position = -5>} : tensor<2x8x4xf32>, tensor<8xi64>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
+func.func @rotary_scaling_kind(%x: tensor<2x8x4xf32>, %p: tensor<8xi64>) -> tensor<2x8x4xf32> {
+  // expected-error @+1 {{'rpe.rotary' op attribute 'scaling' failed to satisfy constraint}}
+  %0 = rpe.rotary %x, %p {scaling = #rpe.clip<max_distance = 4>} : tensor<2x8x4xf32>, tensor<8xi64>
+  return %0 : tensor<2x8x4xf32>
+}
+
+// -----
+
 func.func @rotary_batch_positions(%x: tensor<8x4xf32>, %p: tensor<1x8xi64>) -> tensor<8x4xf32> {
   // expected-error @+1 {{'rpe.rotary' op positions of shape B×L need x of rank >= 3, got 'tensor<8x4xf32>'}}
   %0 = rpe.rotary %x, %p : tensor<8x4xf32>, tensor<1x8xi64>

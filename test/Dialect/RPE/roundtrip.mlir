@@ -93,6 +93,26 @@ func.func @rotary(%x: tensor<1x8x?x64xf32>, %pos: tensor<?xi64>,
 // GENERIC-LABEL: sym_name = "rotary"
 // GENERIC: "rpe.rotary"(%{{.*}}, %{{.*}}) <{theta = 1.000000e+04 : f64}> : (tensor<1x8x?x64xf32>, tensor<?xi64>) -> tensor<1x8x?x64xf32>
 
+// RoPE scalings, with transformers' rope_parameters names; floats print
+// exactly.
+// CHECK-LABEL: func.func @rotary_scaling
+// CHECK: rpe.rotary %{{.*}}, %{{.*}} {scaling = #rpe.rope_linear<factor = 4.000000e+00>}
+// CHECK: rpe.rotary %{{.*}}, %{{.*}} {scaling = #rpe.rope_llama3<factor = 8.000000e+00, low_freq_factor = 1.000000e+00, high_freq_factor = 4.000000e+00, original_max_position = 8192>, theta = 5.000000e+05 : f64}
+// CHECK: rpe.rotary %{{.*}}, %{{.*}} {scaling = #rpe.rope_yarn<factor = 4.000000e+00, original_max_position = 4096, beta_fast = 3.200000e+01, beta_slow = 1.000000e+00>}
+// CHECK: rpe.rotary %{{.*}}, %{{.*}} {scaling = #rpe.rope_dynamic<factor = 2.000000e+00, original_max_position = 2048>}
+// CHECK: rpe.rotary %{{.*}}, %{{.*}} {scaling = #rpe.rope_linear<factor = 1.2345678901234567>}
+func.func @rotary_scaling(%x: tensor<1x8x?x64xf32>, %pos: tensor<?xi64>)
+    -> (tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>) {
+  %0 = rpe.rotary %x, %pos {scaling = #rpe.rope_linear<factor = 4.0>} : tensor<1x8x?x64xf32>, tensor<?xi64>
+  %1 = rpe.rotary %x, %pos {theta = 5.0e5 : f64, scaling = #rpe.rope_llama3<factor = 8.0, low_freq_factor = 1.0, high_freq_factor = 4.0, original_max_position = 8192>} : tensor<1x8x?x64xf32>, tensor<?xi64>
+  %2 = "rpe.rotary"(%x, %pos) <{theta = 1.0e4 : f64, scaling = #rpe.rope_yarn<factor = 4.0, original_max_position = 4096, beta_fast = 32.0, beta_slow = 1.0>}> : (tensor<1x8x?x64xf32>, tensor<?xi64>) -> tensor<1x8x?x64xf32>
+  %3 = rpe.rotary %x, %pos {scaling = #rpe.rope_dynamic<factor = 2.0, original_max_position = 2048>} : tensor<1x8x?x64xf32>, tensor<?xi64>
+  %4 = rpe.rotary %x, %pos {scaling = #rpe.rope_linear<factor = 1.2345678901234567>} : tensor<1x8x?x64xf32>, tensor<?xi64>
+  return %0, %1, %2, %3, %4 : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>
+}
+// GENERIC-LABEL: sym_name = "rotary_scaling"
+// GENERIC: "rpe.rotary"(%{{.*}}, %{{.*}}) <{scaling = #rpe.rope_linear<factor = 4.000000e+00>, theta = 1.000000e+04 : f64}>
+
 // CHECK-LABEL: func.func @shaw
 // CHECK-SAME: (%[[Q:.*]]: tensor<1x2x?x16xf32>, %[[E:.*]]: tensor<9x16xf32>, %[[LK:.*]]: index, %[[P:.*]]: tensor<?x2x8x8xf16>, %[[EV:.*]]: tensor<9x4xf16>)
 func.func @shaw(%q: tensor<1x2x?x16xf32>, %emb: tensor<9x16xf32>, %lk: index,

@@ -408,3 +408,85 @@ Value Window2DBucketingAttr::buildBucket(OpBuilder &builder, Location loc,
 }
 
 bool Window2DBucketingAttr::isToeplitz() const { return false; }
+
+//===----------------------------------------------------------------------===//
+// RoPE scaling
+//===----------------------------------------------------------------------===//
+
+FailureOr<llvm::APFloat> mlir::rpe::parseDoubleParameter(AsmParser &parser) {
+  double value;
+  if (parser.parseFloat(value))
+    return failure();
+  return llvm::APFloat(value);
+}
+
+static LogicalResult checkPositive(function_ref<InFlightDiagnostic()> emitError,
+                                   StringRef attr, StringRef name,
+                                   const llvm::APFloat &apValue) {
+  double value = apValue.convertToDouble();
+  if (!std::isfinite(value) || value <= 0.0)
+    return emitError() << "#rpe." << attr << " parameter '" << name
+                       << "' must be finite and positive, got " << value;
+  return success();
+}
+
+static LogicalResult checkOriginal(function_ref<InFlightDiagnostic()> emitError,
+                                   StringRef attr, int64_t original) {
+  return checkRange(emitError, attr, "original_max_position", original, 1,
+                    int64_t(1) << 40);
+}
+
+LogicalResult
+RopeLinearAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       llvm::APFloat factor) {
+  return checkPositive(emitError, "rope_linear", "factor", factor);
+}
+
+LogicalResult
+RopeLlama3Attr::verify(function_ref<InFlightDiagnostic()> emitError,
+                       llvm::APFloat factor, llvm::APFloat lowFreqFactor,
+                       llvm::APFloat highFreqFactor, int64_t original) {
+  if (failed(checkPositive(emitError, "rope_llama3", "factor", factor)) ||
+      failed(checkPositive(emitError, "rope_llama3", "low_freq_factor",
+                           lowFreqFactor)) ||
+      failed(checkPositive(emitError, "rope_llama3", "high_freq_factor",
+                           highFreqFactor)) ||
+      failed(checkOriginal(emitError, "rope_llama3", original)))
+    return failure();
+  if (!(highFreqFactor.convertToDouble() > lowFreqFactor.convertToDouble()))
+    return emitError() << "#rpe.rope_llama3 needs high_freq_factor > "
+                          "low_freq_factor, got "
+                       << highFreqFactor.convertToDouble() << " and "
+                       << lowFreqFactor.convertToDouble();
+  return success();
+}
+
+LogicalResult RopeYarnAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                   llvm::APFloat factor, int64_t original,
+                                   llvm::APFloat betaFast,
+                                   llvm::APFloat betaSlow) {
+  if (failed(checkPositive(emitError, "rope_yarn", "factor", factor)) ||
+      failed(checkOriginal(emitError, "rope_yarn", original)) ||
+      failed(checkPositive(emitError, "rope_yarn", "beta_fast", betaFast)) ||
+      failed(checkPositive(emitError, "rope_yarn", "beta_slow", betaSlow)))
+    return failure();
+  if (!(betaFast.convertToDouble() > betaSlow.convertToDouble()))
+    return emitError() << "#rpe.rope_yarn needs beta_fast > beta_slow, got "
+                       << betaFast.convertToDouble() << " and "
+                       << betaSlow.convertToDouble();
+  return success();
+}
+
+double RopeYarnAttr::getAttentionFactor() const {
+  double factor = getFactor().convertToDouble();
+  return factor <= 1.0 ? 1.0 : 0.1 * std::log(factor) + 1.0;
+}
+
+LogicalResult
+RopeDynamicAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        llvm::APFloat factor, int64_t original) {
+  if (failed(checkPositive(emitError, "rope_dynamic", "factor", factor)) ||
+      failed(checkOriginal(emitError, "rope_dynamic", original)))
+    return failure();
+  return success();
+}

@@ -45,7 +45,8 @@ struct SingleBucketBiasToBroadcast : OpRewritePattern<RelativeBiasOp> {
 };
 
 /// R(p2)·R(p1)·x = R(p1 + p2)·x when both rotations use the same
-/// frequencies and layout.
+/// frequencies (theta, rotary_dim, scaling: none, linear or llama3) and
+/// layout.
 struct ComposeRotary : OpRewritePattern<RotaryOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -61,6 +62,15 @@ struct ComposeRotary : OpRewritePattern<RotaryOp> {
       return rewriter.notifyMatchFailure(op, "different frequencies or layout");
     if (inner.getPositions().getType() != op.getPositions().getType())
       return rewriter.notifyMatchFailure(op, "position shapes differ");
+    // Scaled frequencies compose only when they are the same and do not
+    // depend on the positions (rope_dynamic) or scale the result (YaRN's
+    // attention factor would apply twice).
+    Attribute scaling = op.getScalingAttr();
+    if (scaling != inner.getScalingAttr())
+      return rewriter.notifyMatchFailure(op, "different scalings");
+    if (isa_and_present<RopeDynamicAttr, RopeYarnAttr>(scaling))
+      return rewriter.notifyMatchFailure(
+          op, "scaling depends on the positions or scales the result");
     Value sum = arith::AddIOp::create(rewriter, op.getLoc(),
                                       inner.getPositions(), op.getPositions());
     rewriter.modifyOpInPlace(op, [&] {

@@ -10,6 +10,13 @@
 
 #include "rpe/Dialect/RPE/IR/RPEAttrInterfaces.h.inc"
 
+namespace mlir {
+namespace rpe {
+/// A float parameter of an rpe attribute (RoPE scaling factors).
+FailureOr<llvm::APFloat> parseDoubleParameter(AsmParser &parser);
+} // namespace rpe
+} // namespace mlir
+
 #define GET_ATTRDEF_CLASSES
 #include "rpe/Dialect/RPE/IR/RPEAttrs.h.inc"
 

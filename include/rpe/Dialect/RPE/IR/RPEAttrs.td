@@ -91,4 +91,104 @@ def RPE_Window2DBucketingAttr : RPE_BucketingAttr<"Window2DBucketing",
   let parameters = (ins "int64_t":$height, "int64_t":$width);
 }
 
+//===----------------------------------------------------------------------===//
+// RoPE frequency scaling (rpe.rotary's `scaling`), with the parameter names
+// of transformers' `rope_parameters`.
+//===----------------------------------------------------------------------===//
+
+/// An f64 value printed like float attributes (exact round trip).
+def RPE_DoubleParameter : APFloatParameter<"an f64 value"> {
+  let parser = "::mlir::rpe::parseDoubleParameter($_parser)";
+  let printer = "$_printer.printFloat($_self)";
+}
+
+class RPE_RopeScalingAttr<string name, string attrMnemonic>
+    : AttrDef<RPE_Dialect, name> {
+  let mnemonic = attrMnemonic;
+  let genVerifyDecl = 1;
+  let assemblyFormat = "`<` struct(params) `>`";
+}
+
+def RPE_RopeLinearAttr : RPE_RopeScalingAttr<"RopeLinear", "rope_linear"> {
+  let summary = "Linear RoPE scaling (position interpolation)";
+  let description = [{
+    `ω'_t = ω_t / factor` (transformers `rope_type = "linear"`). Requires a
+    finite `factor > 0`.
+
+    ```mlir
+    #rpe.rope_linear<factor = 4.0>
+    ```
+  }];
+  let parameters = (ins RPE_DoubleParameter:$factor);
+}
+
+def RPE_RopeLlama3Attr : RPE_RopeScalingAttr<"RopeLlama3", "rope_llama3"> {
+  let summary = "Llama 3.1 RoPE scaling";
+  let description = [{
+    With `λ_t = 2π/ω_t`, `O = original_max_position`: `ω'_t = ω_t / factor`
+    where `λ_t > O / low_freq_factor`, `ω_t` where
+    `λ_t < O / high_freq_factor`, and in between
+    `(1 - s)·ω_t / factor + s·ω_t` with
+    `s = (O/λ_t - low_freq_factor) / (high_freq_factor - low_freq_factor)`
+    (transformers `rope_type = "llama3"`). Requires finite `factor > 0`,
+    `0 < low_freq_factor < high_freq_factor`, `original_max_position > 0`.
+
+    ```mlir
+    #rpe.rope_llama3<factor = 8.0, low_freq_factor = 1.0,
+                     high_freq_factor = 4.0, original_max_position = 8192>
+    ```
+  }];
+  let parameters = (ins RPE_DoubleParameter:$factor, RPE_DoubleParameter:$low_freq_factor,
+                        RPE_DoubleParameter:$high_freq_factor,
+                        "int64_t":$original_max_position);
+}
+
+def RPE_RopeYarnAttr : RPE_RopeScalingAttr<"RopeYarn", "rope_yarn"> {
+  let summary = "YaRN RoPE scaling, with its attention factor";
+  let description = [{
+    With `R` the rotary dimension, `O = original_max_position` and
+    `c(n) = R·ln(O / (2πn)) / (2 ln θ)`: `lo = max(floor(c(beta_fast)), 0)`,
+    `hi = min(ceil(c(beta_slow)), R - 1)` (`hi += 0.001` if equal),
+    `r_t = clamp((t - lo) / (hi - lo), 0, 1)`,
+    `ω'_t = r_t·ω_t / factor + (1 - r_t)·ω_t`; the rotated dimensions are
+    multiplied by the attention factor `0.1·ln(factor) + 1` (1 when
+    `factor <= 1`), as transformers multiplies cos and sin
+    (`rope_type = "yarn"`, `truncate = true`, no `mscale`). Requires
+    finite `factor > 0`, `original_max_position > 0`,
+    `beta_fast > beta_slow > 0`.
+
+    ```mlir
+    #rpe.rope_yarn<factor = 4.0, original_max_position = 4096,
+                   beta_fast = 32.0, beta_slow = 1.0>
+    ```
+  }];
+  let parameters = (ins RPE_DoubleParameter:$factor, "int64_t":$original_max_position,
+                        RPE_DoubleParameter:$beta_fast, RPE_DoubleParameter:$beta_slow);
+  let extraClassDeclaration = [{
+    /// The factor applied to the rotated dimensions.
+    double getAttentionFactor() const;
+  }];
+}
+
+def RPE_RopeDynamicAttr : RPE_RopeScalingAttr<"RopeDynamic", "rope_dynamic"> {
+  let summary = "Dynamic NTK-aware RoPE scaling";
+  let description = [{
+    Depends on the run-time positions: with `S = max(max(positions) + 1, O)`,
+    `O = original_max_position`, the base becomes
+    `θ' = θ·(factor·S/O - (factor - 1))^(R/(R-2))` and `ω_t = θ'^(-2t/R)`
+    (transformers `rope_type = "dynamic"`, as a fresh module computes it
+    for these positions; transformers' module also keeps the largest length
+    it has seen across calls, which a pure op cannot). Requires finite
+    `factor > 0` and `original_max_position > 0`.
+
+    ```mlir
+    #rpe.rope_dynamic<factor = 2.0, original_max_position = 2048>
+    ```
+  }];
+  let parameters = (ins RPE_DoubleParameter:$factor, "int64_t":$original_max_position);
+}
+
+def RPE_RopeScalingAttr : AnyAttrOf<[RPE_RopeLinearAttr, RPE_RopeLlama3Attr,
+                                     RPE_RopeYarnAttr, RPE_RopeDynamicAttr]>;
+
 #endif // RPE_DIALECT_RPE_IR_RPEATTRS_TD

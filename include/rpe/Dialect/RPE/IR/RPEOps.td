@@ -127,17 +127,24 @@ def RPE_RotaryOp : RPE_Op<"rotary", [
     `<= D`), `φ = p·ω_t`. Half layout (LLaMA/NeoX): pairs `(t, t + R/2)`;
     `interleaved` (GPT-J): pairs `(2t, 2t+1)`;
     `y_a = x_a cos φ - x_b sin φ`, `y_b = x_b cos φ + x_a sin φ`; dims `>= R`
-    pass through.
+    pass through. `scaling` changes the frequencies ω (and, for YaRN,
+    scales the rotated dimensions): `#rpe.rope_linear`, `#rpe.rope_llama3`,
+    `#rpe.rope_yarn`, `#rpe.rope_dynamic` (which depends on the largest
+    position), with transformers' `rope_parameters` names and formulas.
 
     ```mlir
     %y = rpe.rotary %x, %pos {theta = 5.0e+05 : f64, rotary_dim = 32 : i64}
+        : tensor<1x8x?x64xf32>, tensor<?xi64>
+    %z = rpe.rotary %x, %pos {theta = 5.0e+05 : f64,
+                              scaling = #rpe.rope_linear<factor = 4.0>}
         : tensor<1x8x?x64xf32>, tensor<?xi64>
     ```
   }];
   let arguments = (ins RPE_FloatTensor:$x, RPE_IntTensor:$positions,
                        DefaultValuedAttr<F64Attr, "10000.0">:$theta,
                        OptionalAttr<I64Attr>:$rotary_dim,
-                       UnitAttr:$interleaved);
+                       UnitAttr:$interleaved,
+                       OptionalAttr<RPE_RopeScalingAttr>:$scaling);
   let results = (outs RPE_FloatTensor:$result);
   let assemblyFormat = [{
     $x `,` $positions attr-dict `:` type($x) `,` type($positions)
