@@ -86,6 +86,9 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   // Attention: fused and tiled (FlashAttention-2 structure, nothing Lq×Lk),
   // unless the reference path is asked for.
   if (!options.reference) {
+    // Front-end attention (batch_matmul on collapsed batch·heads,
+    // transposes) into the 4-D form the raising matches.
+    pm.addPass(createRPENormalizeAttentionPass());
     pm.addPass(createRPEFuseAttentionPass());
     pm.addPass(createCanonicalizerPass());
     if (options.vectorize) {

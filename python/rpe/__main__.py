@@ -6,6 +6,8 @@
     python -m rpe plot curve     --scheme log --position-buckets 32 \\
                                  --max-relative-positions 64 -o curve.png
 
+    python -m rpe import-torch mypkg.models:make_model -o model.mlir
+
 ``python -m rpe plot KIND --help`` lists every option. Bad arguments exit
 with status 2 and a one-line message (argparse), runtime failures (e.g. no
 matplotlib, librpe-c.so not built for ``--compiled``) with status 1.
@@ -19,10 +21,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m rpe",
         description="rpe command-line tools: relative position encodings as compiler ops.")
-    commands = parser.add_subparsers(dest="command", metavar="{plot}")
+    commands = parser.add_subparsers(dest="command", metavar="{plot,import-torch}")
     commands.required = True
-    from . import plot
+    from . import plot, torch_import
     plot.add_cli(commands)
+    torch_import.add_cli(commands)
     args = parser.parse_args(argv)
     return args.func(args)
 

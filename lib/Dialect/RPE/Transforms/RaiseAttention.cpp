@@ -21,6 +21,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -52,9 +53,31 @@ bool isZeroFill(Value init) {
   return fill && matchPattern(fill.getInputs()[0], m_AnyZeroFloat());
 }
 
+/// The permutation `perm` such that transposing an operand read through
+/// `actual` by `perm` (result dim k = operand dim perm[k]) gives the operand
+/// that `expected` reads: both maps are projections with the same dims.
+std::optional<SmallVector<int64_t>> permutationTo(AffineMap actual,
+                                                  AffineMap expected) {
+  if (actual.getNumResults() != expected.getNumResults() ||
+      !actual.isProjectedPermutation() || !expected.isProjectedPermutation())
+    return std::nullopt;
+  SmallVector<int64_t> perm;
+  for (AffineExpr e : expected.getResults()) {
+    auto it = llvm::find(actual.getResults(), e);
+    if (it == actual.getResults().end())
+      return std::nullopt;
+    perm.push_back(std::distance(actual.getResults().begin(), it));
+  }
+  return perm;
+}
+
 /// A contraction generic out[d0,d1,d2,d3] += a[mapA] * b[mapB] over a
-/// reduction d4, zero-initialised, on f32.
-bool isContraction(linalg::GenericOp op, AffineMap mapA, AffineMap mapB) {
+/// reduction d4, zero-initialised, on f32. Operands may be stored with
+/// their dimensions permuted (front ends read B×L×H×D projections through
+/// transposed maps): `perms` receives, per input, the permutation to the
+/// layout mapA / mapB read (identity when none).
+bool isContraction(linalg::GenericOp op, AffineMap mapA, AffineMap mapB,
+                   SmallVector<SmallVector<int64_t>> *perms = nullptr) {
   if (!op || op.getNumDpsInputs() != 2 || op.getNumDpsInits() != 1 ||
       op.getNumLoops() != 5)
     return false;
@@ -66,9 +89,17 @@ bool isContraction(linalg::GenericOp op, AffineMap mapA, AffineMap mapB) {
     return false;
   MLIRContext *ctx = op.getContext();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (maps[0] != mapA || maps[1] != mapB ||
-      maps[2] != dims(ctx, 5, {0, 1, 2, 3}))
+  if (maps[2] != dims(ctx, 5, {0, 1, 2, 3}))
     return false;
+  SmallVector<SmallVector<int64_t>> found;
+  for (auto [actual, expected] : {std::pair{maps[0], mapA}, {maps[1], mapB}}) {
+    std::optional<SmallVector<int64_t>> perm = permutationTo(actual, expected);
+    if (!perm || (!perms && !llvm::equal(*perm, llvm::seq<int64_t>(0, 4))))
+      return false;
+    found.push_back(*perm);
+  }
+  if (perms)
+    *perms = std::move(found);
   if (!isZeroFill(op.getDpsInits()[0]))
     return false;
   Block &body = op.getRegion().front();
@@ -92,19 +123,45 @@ bool isIdentity4(AffineMap map) {
   return map.isIdentity() && map.getNumDims() == 4;
 }
 
+/// How a per-row value (b,h,i) is read in a 4-D loop nest: (d0,d1,d2) on a
+/// B×H×L tensor, or (d0,d1,d2,0) on a B×H×L×1 one (front ends keep the
+/// reduced dimension).
+bool isRowMap(AffineMap map, Type type) {
+  MLIRContext *ctx = map.getContext();
+  auto shaped = dyn_cast<RankedTensorType>(type);
+  if (!shaped)
+    return false;
+  if (shaped.getRank() == 3)
+    return map == dims(ctx, 4, {0, 1, 2});
+  AffineExpr zero = getAffineConstantExpr(0, ctx);
+  return shaped.getRank() == 4 && shaped.getDimSize(3) == 1 &&
+         map ==
+             AffineMap::get(4, 0,
+                            {getAffineDimExpr(0, ctx), getAffineDimExpr(1, ctx),
+                             getAffineDimExpr(2, ctx), zero},
+                            ctx);
+}
+
 /// The row-wise (last dimension) reduction of `input` with `combine`:
-/// generic (b,h,i,j) -> (b,h,i), init filled with a constant.
+/// generic (b,h,i,j) -> (b,h,i) or (b,h,i,0), init filled with a constant.
 template <typename CombineOp> bool isRowReduction(Value result, Value input) {
   auto op = result.getDefiningOp<linalg::GenericOp>();
   if (!op || op.getNumDpsInputs() != 1 || op.getDpsInputs()[0] != input ||
-      op.getNumLoops() != 4)
+      op.getNumLoops() != 4 || op.getNumDpsInits() != 1)
     return false;
-  MLIRContext *ctx = op.getContext();
   SmallVector<AffineMap> maps = op.getIndexingMapsArray();
-  if (!isIdentity4(maps[0]) || maps[1] != dims(ctx, 4, {0, 1, 2}))
+  if (!isIdentity4(maps[0]) || !isRowMap(maps[1], result.getType()))
     return false;
   auto combine = singleBodyOp<CombineOp>(op);
   return combine && op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+}
+
+/// The subtraction under the exp that `op` yields (exp(a - b) in one body).
+arith::SubFOp subUnderExp(linalg::GenericOp op) {
+  auto yield = cast<linalg::YieldOp>(op.getRegion().front().getTerminator());
+  auto exp = yield.getValues().front().getDefiningOp<math::ExpOp>();
+  return exp ? exp.getOperand().getDefiningOp<arith::SubFOp>()
+             : arith::SubFOp();
 }
 
 /// Matches softmax over the last dimension of a 4-D tensor; returns its
@@ -126,26 +183,48 @@ FailureOr<Value> matchSoftmax(Value p, SmallVectorImpl<Operation *> &ops) {
       divOp.getRhs() != divBody.getArgument(1))
     return failure();
   Value e = div.getDpsInputs()[0], sum = div.getDpsInputs()[1];
-  MLIRContext *ctx = p.getContext();
   SmallVector<AffineMap> divMaps = div.getIndexingMapsArray();
-  if (!isIdentity4(divMaps[0]) || divMaps[1] != dims(ctx, 4, {0, 1, 2}) ||
+  if (!isIdentity4(divMaps[0]) || !isRowMap(divMaps[1], sum.getType()) ||
       !isRowReduction<arith::AddFOp>(sum, e))
     return failure();
   auto exp = e.getDefiningOp<linalg::GenericOp>();
-  if (!exp || exp.getNumDpsInputs() != 2 || exp.getNumLoops() != 4)
+  if (!exp || exp.getNumLoops() != 4)
     return failure();
-  SmallVector<AffineMap> expMaps = exp.getIndexingMapsArray();
-  if (!isIdentity4(expMaps[0]) || expMaps[1] != dims(ctx, 4, {0, 1, 2}))
+  // e = exp(s - max) in one generic, or exp of a separate subtraction
+  // (front ends emit one generic per torch op).
+  linalg::GenericOp sub = exp;
+  if (exp.getNumDpsInputs() == 1) {
+    Block &expBody = exp.getRegion().front();
+    auto expOp = singleBodyOp<math::ExpOp>(exp);
+    if (!expOp || expOp.getOperand() != expBody.getArgument(0) ||
+        !isIdentity4(exp.getIndexingMapsArray()[0]) ||
+        !exp.getDpsInputs()[0].hasOneUse())
+      return failure();
+    sub = exp.getDpsInputs()[0].getDefiningOp<linalg::GenericOp>();
+    if (!sub || sub.getNumLoops() != 4 || !singleBodyOp<arith::SubFOp>(sub))
+      return failure();
+    ops.push_back(sub);
+  }
+  if (sub.getNumDpsInputs() != 2)
     return failure();
-  Block &expBody = exp.getRegion().front();
-  auto yield = cast<linalg::YieldOp>(expBody.getTerminator());
-  auto expOp = yield.getValues().front().getDefiningOp<math::ExpOp>();
-  auto sub = expOp ? expOp.getOperand().getDefiningOp<arith::SubFOp>()
-                   : arith::SubFOp();
-  if (!sub || sub.getLhs() != expBody.getArgument(0) ||
-      sub.getRhs() != expBody.getArgument(1))
+  SmallVector<AffineMap> subMaps = sub.getIndexingMapsArray();
+  if (!isIdentity4(subMaps[0]) ||
+      !isRowMap(subMaps[1], sub.getDpsInputs()[1].getType()))
     return failure();
-  Value s = exp.getDpsInputs()[0], max = exp.getDpsInputs()[1];
+  Block &subBody = sub.getRegion().front();
+  arith::SubFOp subOp =
+      sub == exp ? subUnderExp(sub) : singleBodyOp<arith::SubFOp>(sub);
+  if (!subOp || subOp.getLhs() != subBody.getArgument(0) ||
+      subOp.getRhs() != subBody.getArgument(1))
+    return failure();
+  Value s = sub.getDpsInputs()[0], max = sub.getDpsInputs()[1];
+  // B×H×L -> B×H×L×1 of the reduced maximum (front ends).
+  if (auto expand = max.getDefiningOp<tensor::ExpandShapeOp>()) {
+    if (expand.getSrcType().getRank() != 3 || !max.hasOneUse())
+      return failure();
+    ops.push_back(expand);
+    max = expand.getSrc();
+  }
   if (!isRowReduction<arith::MaximumFOp>(max, s) &&
       !isRowReduction<arith::MaxNumFOp>(max, s))
     return failure();
@@ -154,10 +233,39 @@ FailureOr<Value> matchSoftmax(Value p, SmallVectorImpl<Operation *> &ops) {
   return s;
 }
 
+/// A bias term added to the scores: read at (b,h,i,j) through `map`.
+struct BiasTerm {
+  Value value;
+  AffineMap map;
+};
+
+/// How a bias tensor may be read in the (b,h,i,j) nest: H×Lq×Lk through
+/// (d1,d2,d3), or B×H×Lq×Lk through (d0,d1,d2,d3) where any dim of static
+/// size 1 may read index 0 instead (a broadcast, e.g. a B×1×Lq×Lk mask).
+bool isBiasMap(AffineMap map, Type type) {
+  auto shaped = dyn_cast<RankedTensorType>(type);
+  if (!shaped || map.getNumDims() != 4)
+    return false;
+  MLIRContext *ctx = map.getContext();
+  if (shaped.getRank() == 3)
+    return map == dims(ctx, 4, {1, 2, 3});
+  if (shaped.getRank() != 4 || map.getNumResults() != 4)
+    return false;
+  for (auto [k, e] : llvm::enumerate(map.getResults())) {
+    if (e == getAffineDimExpr(k, ctx))
+      continue;
+    auto c = dyn_cast<AffineConstantExpr>(e);
+    if (!c || c.getValue() != 0 || shaped.getDimSize(k) != 1)
+      return false;
+  }
+  return true;
+}
+
 /// Peels the steps between q·kᵀ and the softmax, from the softmax side:
-/// a bias addition (s + b) and scalings (s * c, s / c, c constant) below
-/// it. Updates `scale` and `bias`; returns the value under the steps.
-Value peelScoreSteps(Value s, double &scale, Value &bias) {
+/// bias additions (s + b) and scalings (s * c, s / c, c constant) below
+/// them. Updates `scale` and `biases`; returns the value under the steps.
+Value peelScoreSteps(Value s, double &scale,
+                     SmallVectorImpl<BiasTerm> &biases) {
   bool sawScale = false;
   // The softmax input's uses are checked by the caller; every value below
   // it must feed only the next step.
@@ -185,31 +293,38 @@ Value peelScoreSteps(Value s, double &scale, Value &bias) {
       return s;
     }
     // s + bias, only outside every scale: (s + b)·c would scale the bias.
-    if (op.getNumDpsInputs() == 2 && isIdentity4(maps[0]) && !bias &&
-        !sawScale) {
+    // Either operand may be the scores (identity map, 4-D).
+    if (op.getNumDpsInputs() == 2 && !sawScale) {
       auto add = singleBodyOp<arith::AddFOp>(op);
-      MLIRContext *ctx = op.getContext();
-      AffineMap biasMap = maps[1];
-      Value b = op.getDpsInputs()[1];
-      auto bType = cast<RankedTensorType>(b.getType());
-      bool rank3 = bType.getRank() == 3 && biasMap == dims(ctx, 4, {1, 2, 3});
-      bool rank4 = bType.getRank() == 4 && isIdentity4(biasMap);
-      if (add && (rank3 || rank4) &&
-          ((add.getLhs() == body.getArgument(0) &&
-            add.getRhs() == body.getArgument(1)) ||
-           (add.getLhs() == body.getArgument(1) &&
-            add.getRhs() == body.getArgument(0)))) {
-        bias = b;
-        s = op.getDpsInputs()[0];
-        continue;
+      if (!add || !((add.getLhs() == body.getArgument(0) &&
+                     add.getRhs() == body.getArgument(1)) ||
+                    (add.getLhs() == body.getArgument(1) &&
+                     add.getRhs() == body.getArgument(0))))
+        return s;
+      for (unsigned scores : {0u, 1u}) {
+        Value b = op.getDpsInputs()[1 - scores];
+        Value x = op.getDpsInputs()[scores];
+        if (!isIdentity4(maps[scores]) ||
+            cast<RankedTensorType>(x.getType()).getRank() != 4 ||
+            !isBiasMap(maps[1 - scores], b.getType()))
+          continue;
+        biases.push_back({b, maps[1 - scores]});
+        s = x;
+        break;
       }
+      if (s == op.getResult(0))
+        return s;
+      continue;
     }
     return s;
   }
 }
 
 struct AttentionParts {
-  Value q, k, v, bias, p;
+  Value q, k, v, p;
+  SmallVector<BiasTerm> biases;
+  /// Per q, k, v: the permutation to B×H×L×D (identity: none).
+  SmallVector<SmallVector<int64_t>> perms;
   double scale = 1.0;
 };
 
@@ -217,10 +332,13 @@ struct AttentionParts {
 /// `pUses` is the number of uses allowed on the probabilities.
 FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
   MLIRContext *ctx = pv.getContext();
-  if (!isContraction(pv, dims(ctx, 5, {0, 1, 2, 4}),
-                     dims(ctx, 5, {0, 1, 4, 3})))
+  SmallVector<SmallVector<int64_t>> pvPerms;
+  if (!isContraction(pv, dims(ctx, 5, {0, 1, 2, 4}), dims(ctx, 5, {0, 1, 4, 3}),
+                     &pvPerms) ||
+      !llvm::equal(pvPerms[0], llvm::seq<int64_t>(0, 4)))
     return failure();
   AttentionParts parts;
+  parts.perms = pvPerms;
   parts.p = pv.getDpsInputs()[0];
   parts.v = pv.getDpsInputs()[1];
   if (static_cast<unsigned>(std::distance(parts.p.getUses().begin(),
@@ -231,13 +349,15 @@ FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
   if (failed(scores))
     return failure();
   // Internal values of the decomposed softmax are used only inside it.
-  Value s = peelScoreSteps(*scores, parts.scale, parts.bias);
+  Value s = peelScoreSteps(*scores, parts.scale, parts.biases);
   auto qk = s.getDefiningOp<linalg::GenericOp>();
+  SmallVector<SmallVector<int64_t>> qkPerms;
   if (!qk || !isContraction(qk, dims(ctx, 5, {0, 1, 2, 4}),
-                            dims(ctx, 5, {0, 1, 3, 4})))
+                            dims(ctx, 5, {0, 1, 3, 4}), &qkPerms))
     return failure();
   parts.q = qk.getDpsInputs()[0];
   parts.k = qk.getDpsInputs()[1];
+  parts.perms = {qkPerms[0], qkPerms[1], parts.perms[1]};
   // Every value between q·kᵀ and the softmax has one use (the next step),
   // except that a decomposed softmax reads its input twice.
   unsigned allowed = isa<linalg::SoftmaxOp>(softmaxOps.front()) ? 1 : 2;
@@ -252,6 +372,10 @@ FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
         if (user != pv && !llvm::is_contained(softmaxOps, user) &&
             !(pUses > 1 && r == parts.p))
           return failure();
+  // Bias terms read in score_mod are f32 (its scores are).
+  for (size_t t = 0; t + 1 < parts.biases.size(); ++t)
+    if (!getElementTypeOrSelf(parts.biases[t].value.getType()).isF32())
+      return failure();
   // Types: f32 4-D tensors with q, k, v heads equal (no GQA here).
   for (Value t : {parts.q, parts.k, parts.v}) {
     auto type = dyn_cast<RankedTensorType>(t.getType());
@@ -261,15 +385,56 @@ FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
   return parts;
 }
 
+/// `value` transposed by `perm` (itself when the identity).
+Value transposed(PatternRewriter &rewriter, Location loc, Value value,
+                 ArrayRef<int64_t> perm) {
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())))
+    return value;
+  auto type = cast<RankedTensorType>(value.getType());
+  SmallVector<OpFoldResult> sizes;
+  for (int64_t d : perm)
+    sizes.push_back(tensor::getMixedSize(rewriter, loc, value, d));
+  Value init =
+      tensor::EmptyOp::create(rewriter, loc, sizes, type.getElementType());
+  return linalg::TransposeOp::create(rewriter, loc, value, init, perm)
+      .getResult()[0];
+}
+
 AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
                            const AttentionParts &parts, Type resultType,
                            Value relValues = {},
                            BucketingAttrInterface bucketing = {}) {
-  return AttentionOp::create(rewriter, loc, resultType, parts.q, parts.k,
-                             parts.v, parts.bias, /*key_lengths=*/Value(),
-                             /*q_offset=*/Value(), relValues,
-                             rewriter.getF64FloatAttr(parts.scale),
-                             /*causal=*/UnitAttr(), bucketing);
+  Value q = transposed(rewriter, loc, parts.q, parts.perms[0]);
+  Value k = transposed(rewriter, loc, parts.k, parts.perms[1]);
+  Value v = transposed(rewriter, loc, parts.v, parts.perms[2]);
+  // The bias closest to the scores is the bias operand; further terms (a
+  // front end adds the relative bias, then the mask) are read in score_mod.
+  Value bias = parts.biases.empty() ? Value() : parts.biases.back().value;
+  auto attention = AttentionOp::create(
+      rewriter, loc, resultType, q, k, v, bias, /*key_lengths=*/Value(),
+      /*q_offset=*/Value(), relValues, rewriter.getF64FloatAttr(parts.scale),
+      /*causal=*/UnitAttr(), bucketing);
+  if (parts.biases.size() <= 1)
+    return attention;
+  OpBuilder::InsertionGuard guard(rewriter);
+  Type f32 = rewriter.getF32Type(), idx = rewriter.getIndexType();
+  SmallVector<Location> locs(5, loc);
+  Block *block = rewriter.createBlock(&attention.getScoreMod(), {},
+                                      {f32, idx, idx, idx, idx}, locs);
+  Value score = block->getArgument(0);
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  for (const BiasTerm &term : ArrayRef(parts.biases).drop_back()) {
+    SmallVector<Value> indices;
+    for (AffineExpr e : term.map.getResults())
+      indices.push_back(
+          isa<AffineDimExpr>(e)
+              ? block->getArgument(1 + cast<AffineDimExpr>(e).getPosition())
+              : zero);
+    Value x = tensor::ExtractOp::create(rewriter, loc, term.value, indices);
+    score = arith::AddFOp::create(rewriter, loc, score, x);
+  }
+  YieldOp::create(rewriter, loc, ValueRange{score});
+  return attention;
 }
 
 /// (a): the P·V contraction of a recognised attention -> rpe.attention.

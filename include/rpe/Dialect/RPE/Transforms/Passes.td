@@ -15,6 +15,25 @@ def RPEEmitCInterfacePass : Pass<"rpe-emit-c-interface", "::mlir::ModuleOp"> {
   }];
 }
 
+def RPENormalizeAttentionPass : Pass<"rpe-normalize-attention"> {
+  let summary = "Rewrite front-end attention IR into the 4-D form "
+                "rpe-fuse-attention raises";
+  let description = [{
+    Front ends (torch-mlir's FX importer, linalg-on-tensors) write attention
+    as `linalg.batch_matmul` on batch·heads-collapsed tensors between
+    `tensor.collapse_shape`/`expand_shape` and `linalg.transpose`. With
+    upstream patterns, this pass generalizes `batch_matmul` and
+    `transpose`, folds the reshapes into the generics by expansion (the
+    contractions run over (b, h, i, j) again), and fuses generics that only
+    copy their input (permutations, broadcasts) into the reductions that
+    read them. The softmax pieces and scalings stay separate ops, so
+    `rpe-fuse-attention` can match them. The CPU pipeline runs it first.
+  }];
+  let dependentDialects = [
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def RPELegalizeMathPass : Pass<"rpe-legalize-math", "::mlir::ModuleOp"> {
   let summary = "Rewrite math ops that convert-math-to-llvm cannot lower";
   let description = [{

@@ -54,6 +54,10 @@ LogicalResult
 checkVectorizeAttentionOptions(const VectorizeAttentionOptions &options,
                                function_ref<InFlightDiagnostic()> emit);
 
+/// Patterns of rpe-normalize-attention: front-end attention (batch_matmul
+/// on collapsed batch·heads, transposes) into 4-D linalg generics.
+void populateRPENormalizeAttentionPatterns(RewritePatternSet &patterns);
+
 /// Patterns of rpe-legalize-math that rewrite math ops convert-math-to-llvm
 /// cannot lower into ones it can (f32 erf/erfc polynomials, isinf,
 /// isnormal, clampf); the pass sends what is left to libm.

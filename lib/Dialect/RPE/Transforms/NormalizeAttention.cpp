@@ -1,0 +1,123 @@
+//===- NormalizeAttention.cpp - front-end attention into rpe's 4-D form ---===//
+//
+// Front ends (torch-mlir's FX importer, linalg-on-tensors) write attention
+// as linalg.batch_matmul on batch·heads-collapsed tensors between
+// tensor.collapse_shape / expand_shape and linalg.transpose. This pass
+// rewrites such IR into the form rpe-fuse-attention raises, with upstream
+// patterns where they exist:
+//
+//   1. linalg.batch_matmul and linalg.transpose -> linalg.generic;
+//   2. reshapes folded into generics by expansion (upstream), so that the
+//      contractions run over (b, h, i, j) again, and expand(collapse(x))
+//      folded away;
+//   3. pure permutations and broadcasts (generics that only copy their one
+//      input) fused into the contractions that read them (upstream
+//      elementwise fusion, restricted to these producers: the softmax and
+//      the scalings must stay separate ops for the raising to see them).
+//
+// Everything stays valid linalg on tensors; nothing rpe-specific is
+// created.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rpe/Dialect/RPE/Transforms/Passes.h"
+#include "rpe/Dialect/RPE/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir {
+namespace rpe {
+#define GEN_PASS_DEF_RPENORMALIZEATTENTIONPASS
+#include "rpe/Dialect/RPE/Transforms/Passes.h.inc"
+} // namespace rpe
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+/// batch_matmul and transpose -> generic (upstream generalization).
+template <typename NamedOp> struct GeneralizeOp : OpRewritePattern<NamedOp> {
+  using OpRewritePattern<NamedOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(NamedOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics())
+      return rewriter.notifyMatchFailure(op, "not on tensors");
+    if (failed(linalg::generalizeNamedOp(rewriter, op)))
+      return failure();
+    return success();
+  }
+};
+
+/// A generic that only copies its single input (a permutation, a broadcast
+/// or a plain copy).
+bool isCopyGeneric(Operation *op) {
+  auto generic = dyn_cast_if_present<linalg::GenericOp>(op);
+  if (!generic || generic.getNumDpsInputs() != 1 ||
+      generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops())
+    return false;
+  Block &body = generic.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  return body.getOperations().size() == 1 &&
+         yield.getValues().front() == body.getArgument(0);
+}
+
+/// A generic with a reduction loop (a contraction or a row reduction).
+bool hasReduction(Operation *op) {
+  auto generic = dyn_cast<linalg::GenericOp>(op);
+  return generic && generic.getNumReductionLoops() > 0;
+}
+
+/// A generic with two inputs and a reduction loop (a batch matmul).
+bool isContractionGeneric(Operation *op) {
+  auto generic = dyn_cast_if_present<linalg::GenericOp>(op);
+  return generic && generic.getNumDpsInputs() == 2 &&
+         generic.getNumDpsInits() == 1 && generic.getNumReductionLoops() == 1;
+}
+
+struct RPENormalizeAttentionPass
+    : rpe::impl::RPENormalizeAttentionPassBase<RPENormalizeAttentionPass> {
+  void runOnOperation() override {
+    MLIRContext *ctx = &getContext();
+    RewritePatternSet patterns(ctx);
+    rpe::populateRPENormalizeAttentionPatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::rpe::populateRPENormalizeAttentionPatterns(
+    RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<GeneralizeOp<linalg::BatchMatmulOp>,
+               GeneralizeOp<linalg::TransposeOp>>(ctx);
+  // Reshapes around contractions (batch_matmul on collapsed batch·heads)
+  // and copies (the transposes that feed them) only: a row reduction
+  // expanded by its consumer's unit dimension would no longer read as one.
+  linalg::populateFoldReshapeOpsByExpansionPatterns(
+      patterns, [](OpOperand *operand) {
+        auto isTarget = [](Operation *op) {
+          return isContractionGeneric(op) || isCopyGeneric(op);
+        };
+        return isTarget(operand->get().getDefiningOp()) ||
+               isTarget(operand->getOwner());
+      });
+  linalg::populateElementwiseOpsFusionPatterns(
+      patterns, [](OpOperand *operand) {
+        return isCopyGeneric(operand->get().getDefiningOp()) &&
+               hasReduction(operand->getOwner());
+      });
+  tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  tensor::CollapseShapeOp::getCanonicalizationPatterns(patterns, ctx);
+  linalg::GenericOp::getCanonicalizationPatterns(patterns, ctx);
+  // fill -> expand_shape becomes a fill of the expanded tensor (zero inits
+  // of the contractions).
+  linalg::FillOp::getCanonicalizationPatterns(patterns, ctx);
+}

@@ -1,0 +1,76 @@
+"""PyTorch models into rpe-ready MLIR (``python -m rpe import-torch``).
+
+Exports a ``torch.nn.Module`` with torch-mlir's FX importer as
+linalg-on-tensors, the form ``rpe-compile`` / ``rpe.compile`` take and
+``rpe-normalize-attention`` + ``rpe-fuse-attention`` raise attention from.
+torch and torch-mlir are needed only here (``pip install torch torch-mlir``),
+never to build or test rpe.
+
+    python -m rpe import-torch mypkg.models:make_model -o model.mlir
+
+``make_model`` (any importable callable) returns ``(module, example_inputs)``
+with ``example_inputs`` a tuple of tensors. From Python::
+
+    from rpe.torch_import import export
+    text = export(module, (ids,), func_name="forward")
+"""
+
+import importlib
+import sys
+
+
+def _require_torch():
+    try:
+        import torch  # noqa: F401
+        from torch_mlir import fx  # noqa: F401
+    except ImportError as e:
+        raise RuntimeError(
+            "import-torch needs torch and torch-mlir (pip install torch "
+            "torch-mlir): %s" % e) from None
+
+
+def export(module, example_inputs, func_name="forward"):
+    """MLIR text (linalg-on-tensors) of ``module`` called on
+    ``example_inputs``, in eval mode, without gradients."""
+    _require_torch()
+    import torch
+    from torch_mlir import fx
+    module = module.eval()
+    with torch.no_grad():
+        imported = fx.export_and_import(module, *example_inputs,
+                                        output_type="linalg-on-tensors",
+                                        func_name=func_name)
+    return str(imported)
+
+
+def _load_factory(spec):
+    if ":" not in spec:
+        raise ValueError("expected MODULE:CALLABLE, got %r" % spec)
+    mod_name, attr = spec.split(":", 1)
+    factory = getattr(importlib.import_module(mod_name), attr, None)
+    if not callable(factory):
+        raise ValueError("%s has no callable %r" % (mod_name, attr))
+    return factory
+
+
+def add_cli(commands):
+    p = commands.add_parser(
+        "import-torch", help="export a PyTorch module to rpe-ready MLIR",
+        description="Export MODULE:CALLABLE's (module, example_inputs) with "
+                    "torch-mlir (linalg-on-tensors).")
+    p.add_argument("factory", metavar="MODULE:CALLABLE")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--func-name", default="forward")
+    p.set_defaults(func=_run)
+
+
+def _run(args):
+    try:
+        module, inputs = _load_factory(args.factory)()
+        text = export(module, tuple(inputs), func_name=args.func_name)
+    except (RuntimeError, ValueError, ImportError) as e:
+        print("python -m rpe import-torch: %s" % e, file=sys.stderr)
+        return 1
+    with open(args.output, "w") as f:
+        f.write(text)
+    return 0

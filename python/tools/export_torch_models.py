@@ -1,0 +1,84 @@
+"""Exports the model fixtures of python/tests/test_models.py: small Hugging
+Face models with random weights built from a config (no downloads), through
+torch-mlir (rpe.torch_import.export), with transformers' outputs.
+
+    python3 -m venv /tmp/models-venv
+    /tmp/models-venv/bin/pip install torch torch-mlir transformers numpy
+    /tmp/models-venv/bin/python python/tools/export_torch_models.py
+
+Writes python/tests/fixtures/models/<name>.mlir and <name>.npz (inputs,
+reference output, versions)."""
+
+import json
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+OUT = os.path.join(ROOT, "python", "tests", "fixtures", "models")
+
+from rpe.torch_import import export  # noqa: E402
+
+
+class LastHidden:
+    """Wraps a transformers encoder: input ids -> last hidden state."""
+
+    def __new__(cls, model):
+        import torch
+
+        class Wrapped(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, ids):
+                return self.model(input_ids=ids).last_hidden_state
+        return Wrapped()
+
+
+def t5_encoder():
+    import torch
+    from transformers import T5Config, T5EncoderModel
+    torch.manual_seed(0)
+    config = T5Config(vocab_size=64, d_model=32, d_kv=8, d_ff=64, num_layers=2,
+                      num_heads=4, relative_attention_num_buckets=32,
+                      relative_attention_max_distance=128, dropout_rate=0.0,
+                      feed_forward_proj="relu")
+    config._attn_implementation = "eager"
+    model = LastHidden(T5EncoderModel(config).eval())
+    ids = torch.randint(0, 64, (1, 16))
+    return model, (ids,), {"layers": 2, "heads": 4, "length": 16,
+                           "config": config.to_dict()}
+
+
+MODELS = {"t5_encoder": t5_encoder}
+
+
+def main():
+    import torch
+    import torch_mlir  # noqa: F401
+    import transformers
+    os.makedirs(OUT, exist_ok=True)
+    for name, make in MODELS.items():
+        model, inputs, info = make()
+        text = export(model, inputs, func_name=name)
+        with torch.no_grad():
+            out = model(*inputs)
+        with open(os.path.join(OUT, name + ".mlir"), "w") as f:
+            f.write(text)
+        meta = {"model": name, "info": {k: v for k, v in info.items() if k != "config"},
+                "versions": {"torch": torch.__version__,
+                             "transformers": transformers.__version__},
+                "generator": "python/tools/export_torch_models.py"}
+        np.savez_compressed(os.path.join(OUT, name + ".npz"),
+                            meta=np.array(json.dumps(meta, sort_keys=True)),
+                            **{"input%d" % i: t.numpy() for i, t in enumerate(inputs)},
+                            output=out.numpy())
+        print("%s: %d bytes of MLIR" % (name, len(text)))
+
+
+if __name__ == "__main__":
+    main()
