@@ -148,7 +148,8 @@ def key_lengths(rng, b, lk, zero=True, lo=0):
     """Per-batch key lengths in [lo, lk]; one is lk, and with ``zero`` one
     (if B > 1) or, by a coin flip, the only one (B = 1) is 0 (a fully masked
     row)."""
-    kl = rng.integers(min(lo, lk), lk + 1, size=b).astype(np.int32)
+    lo = min(max(lo, 0), lk)  # callers pass lk - 16, negative for short keys
+    kl = rng.integers(lo, lk + 1, size=b).astype(np.int32)
     if b and lk > 64 and rng.random() < 0.5:
         # Around a multiple of 64 (the CPU pipeline's default key tile).
         kl[rng.integers(0, b)] = min(lk, max(lo, int(rng.choice([63, 64, 65, 128, 129]))))
