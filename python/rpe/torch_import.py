@@ -36,6 +36,11 @@ def export(module, example_inputs, func_name="forward"):
     import torch
     from torch_mlir import fx
     module = module.eval()
+    # torch-mlir's importer finds no state for non-persistent buffers
+    # ("Could not find state mapping for buffer"; e.g. the RoPE inv_freq of
+    # transformers' rotary embeddings): make them persistent.
+    for sub in module.modules():
+        sub._non_persistent_buffers_set.clear()
     with torch.no_grad():
         imported = fx.export_and_import(module, *example_inputs,
                                         output_type="linalg-on-tensors",

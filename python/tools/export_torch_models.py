@@ -7,7 +7,7 @@ torch-mlir (rpe.torch_import.export), with transformers' outputs.
     /tmp/models-venv/bin/python python/tools/export_torch_models.py
 
 Writes python/tests/fixtures/models/<name>.mlir and <name>.npz (inputs,
-reference output, versions)."""
+reference output, versions); model names as arguments write only those."""
 
 import json
 import os
@@ -54,16 +54,30 @@ def t5_encoder():
                            "config": config.to_dict()}
 
 
-MODELS = {"t5_encoder": t5_encoder}
+def llama():
+    import torch
+    from transformers import LlamaConfig, LlamaModel
+    torch.manual_seed(0)
+    config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64,
+                         num_hidden_layers=2, num_attention_heads=4,
+                         num_key_value_heads=2, max_position_embeddings=64)
+    config._attn_implementation = "eager"
+    model = LastHidden(LlamaModel(config).eval())
+    ids = torch.randint(0, 64, (1, 16))
+    return model, (ids,), {"layers": 2, "heads": 4, "kv_heads": 2, "length": 16}
+
+
+MODELS = {"t5_encoder": t5_encoder, "llama": llama}
 
 
 def main():
     import torch
+    only = sys.argv[1:] or list(MODELS)
     import torch_mlir  # noqa: F401
     import transformers
     os.makedirs(OUT, exist_ok=True)
-    for name, make in MODELS.items():
-        model, inputs, info = make()
+    for name in only:
+        model, inputs, info = MODELS[name]()
         text = export(model, inputs, func_name=name)
         with torch.no_grad():
             out = model(*inputs)

@@ -98,20 +98,39 @@ void mlir::rpe::populateRPENormalizeAttentionPatterns(
   MLIRContext *ctx = patterns.getContext();
   patterns.add<GeneralizeOp<linalg::BatchMatmulOp>,
                GeneralizeOp<linalg::TransposeOp>>(ctx);
-  // Reshapes around contractions (batch_matmul on collapsed batch·heads)
-  // and copies (the transposes that feed them) only: a row reduction
-  // expanded by its consumer's unit dimension would no longer read as one.
-  linalg::populateFoldReshapeOpsByExpansionPatterns(
-      patterns, [](OpOperand *operand) {
-        auto isTarget = [](Operation *op) {
-          return isContractionGeneric(op) || isCopyGeneric(op);
-        };
-        return isTarget(operand->get().getDefiningOp()) ||
-               isTarget(operand->getOwner());
-      });
+  // Only the batch·heads split (B·H×…  <->  B×H×…, groups [[0, 1], [2],
+  // [3]]) of contractions and copies: a row reduction expanded by its
+  // consumer's unit dimension would no longer read as one, and the heads
+  // collapse of grouped-query K/V ([[0], [1, 2], ...]) stays for the
+  // raising to see GQA.
+  linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, [](OpOperand
+                                                                     *operand) {
+    Operation *producer = operand->get().getDefiningOp();
+    Operation *owner = operand->getOwner();
+    auto reshape = [](Operation *op) -> Operation * {
+      return isa_and_present<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op)
+                 ? op
+                 : nullptr;
+    };
+    Operation *r = reshape(producer) ? producer : reshape(owner);
+    Operation *other = r == producer ? owner : producer;
+    if (!r || !(isContractionGeneric(other) || isCopyGeneric(other)))
+      return false;
+    SmallVector<ReassociationIndices> groups =
+        isa<tensor::CollapseShapeOp>(r)
+            ? cast<tensor::CollapseShapeOp>(r).getReassociationIndices()
+            : cast<tensor::ExpandShapeOp>(r).getReassociationIndices();
+    return groups.size() == 3 && groups[0] == ReassociationIndices{0, 1} &&
+           groups[1] == ReassociationIndices{2} &&
+           groups[2] == ReassociationIndices{3};
+  });
+  // Permutations only (broadcasts, e.g. GQA's repeated K/V, stay visible).
   linalg::populateElementwiseOpsFusionPatterns(
       patterns, [](OpOperand *operand) {
-        return isCopyGeneric(operand->get().getDefiningOp()) &&
+        auto producer = dyn_cast_if_present<linalg::GenericOp>(
+            operand->get().getDefiningOp());
+        return isCopyGeneric(producer) &&
+               producer.getIndexingMapsArray()[0].isPermutation() &&
                hasReduction(operand->getOwner());
       });
   tensor::ExpandShapeOp::getCanonicalizationPatterns(patterns, ctx);

@@ -233,6 +233,22 @@ FailureOr<Value> matchSoftmax(Value p, SmallVectorImpl<Operation *> &ops) {
   return s;
 }
 
+/// The value of a float constant, or of arith.truncf of one (rounded to
+/// the result type as truncf does).
+std::optional<double> scalarConstant(Value v) {
+  FloatAttr cst;
+  if (matchPattern(v, m_Constant(&cst)))
+    return cst.getValueAsDouble();
+  auto trunc = v.getDefiningOp<arith::TruncFOp>();
+  if (!trunc || !matchPattern(trunc.getIn(), m_Constant(&cst)))
+    return std::nullopt;
+  llvm::APFloat value = cst.getValue();
+  bool losesInfo = false;
+  value.convert(cast<FloatType>(trunc.getType()).getFloatSemantics(),
+                llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+  return value.convertToDouble();
+}
+
 /// A bias term added to the scores: read at (b,h,i,j) through `map`.
 struct BiasTerm {
   Value value;
@@ -276,15 +292,20 @@ Value peelScoreSteps(Value s, double &scale,
       return s;
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     Block &body = op.getRegion().front();
-    // s * c or s / c.
+    // s * c or s / c (c maybe rounded to f32 in the body: torch-mlir keeps
+    // Python's double and truncates it there).
     if (op.getNumDpsInputs() == 1 && isIdentity4(maps[0])) {
-      Operation *binop = &body.front();
-      FloatAttr cst;
-      if (body.getOperations().size() == 2 &&
+      auto yield = cast<linalg::YieldOp>(body.getTerminator());
+      Operation *binop = yield.getValues().front().getDefiningOp();
+      std::optional<double> cst = binop && binop->getNumOperands() == 2
+                                      ? scalarConstant(binop->getOperand(1))
+                                      : std::nullopt;
+      size_t expected =
+          cst && binop->getOperand(1).getDefiningOp<arith::TruncFOp>() ? 3 : 2;
+      if (body.getOperations().size() == expected && binop &&
           isa<arith::MulFOp, arith::DivFOp>(binop) &&
-          binop->getOperand(0) == body.getArgument(0) &&
-          matchPattern(binop->getOperand(1), m_Constant(&cst))) {
-        double c = cst.getValueAsDouble();
+          binop->getOperand(0) == body.getArgument(0) && cst) {
+        double c = *cst;
         scale *= isa<arith::MulFOp>(binop) ? c : 1.0 / c;
         sawScale = true;
         s = op.getDpsInputs()[0];
@@ -385,6 +406,32 @@ FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
   return parts;
 }
 
+/// Grouped-query K/V as front ends write them: B×Hkv×L×D broadcast to
+/// B×Hkv×G×L×D (a copy generic reading (d0, d1, d3, d4)) and collapsed to
+/// B×(Hkv·G)×L×D. Returns the B×Hkv×L×D source, or null.
+Value groupedSource(Value v) {
+  auto collapse = v.getDefiningOp<tensor::CollapseShapeOp>();
+  if (!collapse || collapse.getSrcType().getRank() != 5)
+    return Value();
+  SmallVector<ReassociationIndices> groups = collapse.getReassociationIndices();
+  if (groups != SmallVector<ReassociationIndices>{{0}, {1, 2}, {3}, {4}})
+    return Value();
+  auto bcast = collapse.getSrc().getDefiningOp<linalg::GenericOp>();
+  if (!bcast || bcast.getNumDpsInputs() != 1 || bcast.getNumLoops() != 5 ||
+      bcast.getNumParallelLoops() != 5)
+    return Value();
+  Block &body = bcast.getRegion().front();
+  if (body.getOperations().size() != 1 ||
+      cast<linalg::YieldOp>(body.getTerminator()).getValues().front() !=
+          body.getArgument(0))
+    return Value();
+  MLIRContext *ctx = v.getContext();
+  SmallVector<AffineMap> maps = bcast.getIndexingMapsArray();
+  if (maps[0] != dims(ctx, 5, {0, 1, 3, 4}) || !maps[1].isIdentity())
+    return Value();
+  return bcast.getDpsInputs()[0];
+}
+
 /// `value` transposed by `perm` (itself when the identity).
 Value transposed(PatternRewriter &rewriter, Location loc, Value value,
                  ArrayRef<int64_t> perm) {
@@ -407,6 +454,14 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
   Value q = transposed(rewriter, loc, parts.q, parts.perms[0]);
   Value k = transposed(rewriter, loc, parts.k, parts.perms[1]);
   Value v = transposed(rewriter, loc, parts.v, parts.perms[2]);
+  // Repeated K/V heads: attention reads the kv heads (GQA) instead.
+  Value kSource = groupedSource(k), vSource = groupedSource(v);
+  if (kSource && vSource &&
+      cast<RankedTensorType>(kSource.getType()).getDimSize(1) ==
+          cast<RankedTensorType>(vSource.getType()).getDimSize(1)) {
+    k = kSource;
+    v = vSource;
+  }
   // The bias closest to the scores is the bias operand; further terms (a
   // front end adds the relative bias, then the mask) are read in score_mod.
   Value bias = parts.biases.empty() ? Value() : parts.biases.back().value;
