@@ -30,7 +30,13 @@ def load(name):
 
 
 def test_fixtures_present():
-    assert "t5_encoder" in MODELS
+    assert {"t5_encoder", "llama", "deberta_v2"} <= set(MODELS)
+
+
+def test_deberta_uses_erf():
+    """DeBERTa-v2's exact GELU is math.erf, which the CPU pipeline lowers
+    (rpe-legalize-math); the fixture must keep exercising it."""
+    assert "math.erf" in load("deberta_v2")[0]
 
 
 @pytest.mark.parametrize("reference", [False, True], ids=["fused", "reference"])

@@ -67,7 +67,23 @@ def llama():
     return model, (ids,), {"layers": 2, "heads": 4, "kv_heads": 2, "length": 16}
 
 
-MODELS = {"t5_encoder": t5_encoder, "llama": llama}
+def deberta_v2():
+    import torch
+    from transformers import DebertaV2Config, DebertaV2Model
+    torch.manual_seed(0)
+    config = DebertaV2Config(vocab_size=64, hidden_size=32, intermediate_size=64,
+                             num_hidden_layers=2, num_attention_heads=4,
+                             max_position_embeddings=64, relative_attention=True,
+                             position_buckets=8, max_relative_positions=16,
+                             pos_att_type=["c2p", "p2c"], hidden_dropout_prob=0.0,
+                             attention_probs_dropout_prob=0.0)
+    model = LastHidden(DebertaV2Model(config).eval())
+    ids = torch.randint(0, 64, (1, 16))
+    # Exact GELU: math.erf in the exported IR.
+    return model, (ids,), {"layers": 2, "heads": 4, "length": 16}
+
+
+MODELS = {"t5_encoder": t5_encoder, "llama": llama, "deberta_v2": deberta_v2}
 
 
 def main():
