@@ -359,3 +359,65 @@ func.func @no_raise(%q: tensor<1x1x3x2xf32>, %b3: tensor<1x3x3xf32>) -> (tensor<
   } -> tensor<1x1x3x2xf32>
   return %o1, %o2, %s2, %o3 : tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x1x3x3xf32>, tensor<1x1x3x2xf32>
 }
+
+// -----
+
+// Grouped-query K/V as transformers' repeat_kv exports them (B×Hkv×L×D
+// broadcast to B×Hkv×G×L×D, heads collapsed): the attention reads the 2 kv
+// heads. The scale arrives as a double truncated to f32 in the body: the
+// f32 value is the scale.
+#qmap = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#kmap = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#smap = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#vmap = affine_map<(b, h, i, e, j) -> (b, h, j, e)>
+#pmap = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#omap = affine_map<(b, h, i, e, j) -> (b, h, i, e)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+#rep_in = affine_map<(b, hk, g, l, d) -> (b, hk, l, d)>
+#rep_out = affine_map<(b, hk, g, l, d) -> (b, hk, g, l, d)>
+// CHECK-LABEL: func.func @raise_gqa
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x4x5x8xf32>, %[[K:.*]]: tensor<1x2x5x8xf32>, %[[V:.*]]: tensor<1x2x5x8xf32>)
+// CHECK: %[[O:.*]] = rpe.attention %[[Q]], %[[K]], %[[V]] scale = 0.35355338454246521 : tensor<1x4x5x8xf32>, tensor<1x2x5x8xf32>, tensor<1x2x5x8xf32> -> tensor<1x4x5x8xf32>
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[O]]
+func.func @raise_gqa(%q: tensor<1x4x5x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tensor<1x2x5x8xf32>) -> tensor<1x4x5x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c = arith.constant 0.35355339059327379 : f64
+  %re = tensor.empty() : tensor<1x2x2x5x8xf32>
+  %kr5 = linalg.generic {indexing_maps = [#rep_in, #rep_out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%k : tensor<1x2x5x8xf32>) outs(%re : tensor<1x2x2x5x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x2x2x5x8xf32>
+  %kr = tensor.collapse_shape %kr5 [[0], [1, 2], [3], [4]] : tensor<1x2x2x5x8xf32> into tensor<1x4x5x8xf32>
+  %vr5 = linalg.generic {indexing_maps = [#rep_in, #rep_out], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%v : tensor<1x2x5x8xf32>) outs(%re : tensor<1x2x2x5x8xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<1x2x2x5x8xf32>
+  %vr = tensor.collapse_shape %vr5 [[0], [1, 2], [3], [4]] : tensor<1x2x2x5x8xf32> into tensor<1x4x5x8xf32>
+  %e0 = tensor.empty() : tensor<1x4x5x5xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %s = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %kr : tensor<1x4x5x8xf32>, tensor<1x4x5x8xf32>) outs(%z0 : tensor<1x4x5x5xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x5x5xf32>
+  %scaled = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x4x5x5xf32>) outs(%e0 : tensor<1x4x5x5xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %c32 = arith.truncf %c : f64 to f32
+    %m = arith.mulf %a, %c32 : f32
+    linalg.yield %m : f32
+  } -> tensor<1x4x5x5xf32>
+  %p = linalg.softmax dimension(3) ins(%scaled : tensor<1x4x5x5xf32>) outs(%e0 : tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %e3 = tensor.empty() : tensor<1x4x5x8xf32>
+  %z3 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x4x5x8xf32>) -> tensor<1x4x5x8xf32>
+  %o = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %vr : tensor<1x4x5x5xf32>, tensor<1x4x5x8xf32>) outs(%z3 : tensor<1x4x5x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x4x5x8xf32>
+  return %o : tensor<1x4x5x8xf32>
+}

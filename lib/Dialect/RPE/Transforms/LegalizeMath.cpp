@@ -51,40 +51,30 @@ const llvm::fltSemantics &semanticsOf(Type type) {
   return cast<FloatType>(getElementTypeOrSelf(type)).getFloatSemantics();
 }
 
-/// isinf(x) = |x| == +inf.
-struct ExpandIsInf : OpRewritePattern<math::IsInfOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(math::IsInfOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Type type = op.getOperand().getType();
-    Value abs = math::AbsFOp::create(rewriter, loc, op.getOperand());
-    Value inf = floatConst(rewriter, loc, type,
-                           llvm::APFloat::getInf(semanticsOf(type)));
-    rewriter.replaceOpWithNewOp<arith::CmpFOp>(op, arith::CmpFPredicate::OEQ,
-                                               abs, inf);
-    return success();
-  }
-};
-
-/// isnormal(x) = smallest normal <= |x| < +inf (false for NaN: ordered
-/// comparisons).
-struct ExpandIsNormal : OpRewritePattern<math::IsNormalOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(math::IsNormalOp op,
+/// isinf(x) = |x| == +inf; isnormal(x) = smallest normal <= |x| < +inf
+/// (false for NaN: ordered comparisons).
+template <typename ClassOp>
+struct ExpandClassification : OpRewritePattern<ClassOp> {
+  using OpRewritePattern<ClassOp>::OpRewritePattern;
+  LogicalResult matchAndRewrite(ClassOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Type type = op.getOperand().getType();
     const llvm::fltSemantics &sem = semanticsOf(type);
     Value abs = math::AbsFOp::create(rewriter, loc, op.getOperand());
     Value inf = floatConst(rewriter, loc, type, llvm::APFloat::getInf(sem));
-    Value tiny = floatConst(rewriter, loc, type,
-                            llvm::APFloat::getSmallestNormalized(sem));
-    Value big = arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OGE,
-                                      abs, tiny);
-    Value finite = arith::CmpFOp::create(rewriter, loc,
-                                         arith::CmpFPredicate::OLT, abs, inf);
-    rewriter.replaceOpWithNewOp<arith::AndIOp>(op, big, finite);
+    if constexpr (std::is_same_v<ClassOp, math::IsInfOp>) {
+      rewriter.replaceOpWithNewOp<arith::CmpFOp>(op, arith::CmpFPredicate::OEQ,
+                                                 abs, inf);
+    } else {
+      Value tiny = floatConst(rewriter, loc, type,
+                              llvm::APFloat::getSmallestNormalized(sem));
+      Value big = arith::CmpFOp::create(rewriter, loc,
+                                        arith::CmpFPredicate::OGE, abs, tiny);
+      Value finite = arith::CmpFOp::create(rewriter, loc,
+                                           arith::CmpFPredicate::OLT, abs, inf);
+      rewriter.replaceOpWithNewOp<arith::AndIOp>(op, big, finite);
+    }
     return success();
   }
 };
@@ -157,6 +147,6 @@ void mlir::rpe::populateRPELegalizeMathPatterns(RewritePatternSet &patterns) {
   // f32 erf/erfc: polynomial approximations (the loops stay vectorizable).
   populatePolynomialApproximateErfPattern(patterns);
   populatePolynomialApproximateErfcPattern(patterns);
-  patterns.add<ExpandClampF, ExpandIsInf, ExpandIsNormal>(
-      patterns.getContext());
+  patterns.add<ExpandClampF, ExpandClassification<math::IsInfOp>,
+               ExpandClassification<math::IsNormalOp>>(patterns.getContext());
 }
