@@ -98,11 +98,49 @@ static size_t skipTrivia(StringRef text, size_t p) {
   return p;
 }
 
+/// Whether a well-formed `[` integer list `]` starts at `p` (MLIR's
+/// DenseI64ArrayAttr syntax): `[]`, `[1]`, `[0, -2, 3]`.
+static bool isIntegerList(StringRef text, size_t p) {
+  size_t n = text.size();
+  if (p >= n || text[p] != '[')
+    return false;
+  p = skipTrivia(text, p + 1);
+  if (p < n && text[p] == ']')
+    return true;
+  while (p < n) {
+    if (text[p] == '-')
+      p = skipTrivia(text, p + 1);
+    size_t digits = p;
+    while (p < n && llvm::isDigit(text[p]))
+      ++p;
+    if (p == digits || (p < n && isIdentifierChar(text[p])))
+      return false;
+    p = skipTrivia(text, p);
+    if (p < n && text[p] == ']')
+      return true;
+    if (p >= n || text[p] != ',')
+      return false;
+    p = skipTrivia(text, p + 1);
+  }
+  return false;
+}
+
 LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
                                                   StringRef bufferName,
                                                   MLIRContext *context) {
+  auto errorAt = [&](size_t start) {
+    StringRef before = text.take_front(start);
+    unsigned line = before.count('\n') + 1;
+    size_t lineStart = before.rfind('\n');
+    unsigned column =
+        start - (lineStart == StringRef::npos ? 0 : lineStart + 1) + 1;
+    return emitError(FileLineColLoc::get(context, bufferName, line, column));
+  };
   // Token by token (string literals and comments skipped): `array` `<`
-  // `index`, whatever trivia separates them.
+  // `index`, whatever trivia separates them; and the first `permutation` /
+  // `dimensions` after `linalg.transpose` / `broadcast` / `reduce` in
+  // custom form, which must be `= [` integers `]`.
+  bool expectArray = false;
   size_t n = text.size();
   for (size_t p = skipTrivia(text, 0); p < n; p = skipTrivia(text, p)) {
     char c = text[p];
@@ -120,7 +158,24 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
     size_t start = p;
     while (p < n && isIdentifierChar(text[p]))
       ++p;
-    if (text.slice(start, p) != "array")
+    StringRef word = text.slice(start, p);
+    if (word == "linalg.transpose" || word == "linalg.broadcast" ||
+        word == "linalg.reduce") {
+      expectArray = true;
+      continue;
+    }
+    if (expectArray && (word == "permutation" || word == "dimensions")) {
+      expectArray = false;
+      size_t q = skipTrivia(text, p);
+      if (q < n && text[q] == '=' &&
+          isIntegerList(text, skipTrivia(text, q + 1)))
+        continue;
+      return errorAt(start)
+             << "expected '" << word
+             << " = [' integers ']' (MLIR 22's parser crashes on a malformed "
+                "one)";
+    }
+    if (word != "array")
       continue;
     size_t q = skipTrivia(text, p);
     if (q >= n || text[q] != '<')
@@ -129,12 +184,7 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
     if (!text.substr(q).starts_with("index") ||
         (q + 5 < n && isIdentifierChar(text[q + 5])))
       continue;
-    StringRef before = text.take_front(start);
-    unsigned line = before.count('\n') + 1;
-    size_t lineStart = before.rfind('\n');
-    unsigned column =
-        start - (lineStart == StringRef::npos ? 0 : lineStart + 1) + 1;
-    return emitError(FileLineColLoc::get(context, bufferName, line, column))
+    return errorAt(start)
            << "dense arrays of 'index' (array<index...>) are not supported: "
               "MLIR 22's parser crashes on them; use i64";
   }

@@ -49,10 +49,13 @@ void registerCompilerDialects(DialectRegistry &registry);
 /// Checks the options (target, CPU, level); emits errors at `loc`.
 LogicalResult checkOptions(const CompileOptions &options, Location loc);
 
-/// Rejects text that MLIR 22's parser is known to crash on — a dense array
+/// Rejects text that MLIR 22's parser is known to crash on, with an error at
+/// the first occurrence (outside `//` comments and strings): a dense array
 /// of `index` (`array<index: ...>`: parseDenseArrayAttr asks an index type
-/// for its bit width) — with an error at the first occurrence (outside `//`
-/// comments). Call it before parsing `text` (named `bufferName`).
+/// for its bit width), and a malformed `permutation` / `dimensions` list of
+/// `linalg.transpose` / `broadcast` / `reduce` in custom form (their parser
+/// stores the null attribute of a failed parse). Call it before parsing
+/// `text` (named `bufferName`).
 LogicalResult rejectKnownParserCrashes(StringRef text, StringRef bufferName,
                                        MLIRContext *context);
 
