@@ -188,3 +188,25 @@ func.func @dead(%q: tensor<1x2x8x16xf32>, %t: tensor<9x2xf32>) {
   }
   return
 }
+
+// -----
+
+// A score_mod that yields its score unchanged goes; one that changes it stays.
+// CHECK-LABEL: func.func @identity_score_mod
+// CHECK: %[[A:.*]] = rpe.attention %{{.*}} causal : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>{{$}}
+// CHECK-NEXT: %[[B:.*]] = rpe.attention
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.addf
+// CHECK-NEXT: rpe.yield
+func.func @identity_score_mod(%q: tensor<1x2x8x16xf32>, %c: f32) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {
+  %0 = rpe.attention %q, %q, %q causal : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    rpe.yield %s : f32
+  }
+  %1 = rpe.attention %q, %q, %q : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %t = arith.addf %s, %c : f32
+    rpe.yield %t : f32
+  }
+  return %0, %1 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+}

@@ -140,3 +140,57 @@ func.func @diagonal_term(%q: tensor<1x2x6x8xf32>, %slopes: tensor<2xf64>, %temp:
   }
   return %0 : tensor<1x2x6x8xf32>
 }
+
+// -----
+
+// Front-end forms of the diagonal (what rpe-fuse-attention folds from
+// torch-mlir's code): the positions cast to i64 and subtracted, a comparison
+// of the cast positions, and bounds checks of the gathered bucket. All of it
+// is tabulated: the table computes the i64 difference from d = i - j, the
+// comparison as d > 0 (j < i), and the checks run in the table's body, not in
+// the kernel.
+// CHECK-LABEL: func.func @cast_positions
+// CHECK-SAME: (%{{.*}}: tensor<1x2x6x8xf32>, %[[T:.*]]: tensor<9x2xf32>)
+// CHECK: %[[D:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK: %[[R:.*]] = linalg.index 1 : index
+// CHECK: %[[DI:.*]] = arith.subi %[[R]], %{{.*}} : index
+// CHECK: %[[NEG:.*]] = arith.subi %{{.*}}, %[[DI]] : index
+// CHECK: arith.index_cast %[[NEG]] : index to i64
+// CHECK: cf.assert %{{.*}}, "index must be smaller than dim size"
+// CHECK: tensor.extract %[[T]]
+// CHECK: %[[M:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK: arith.cmpi sgt, %{{.*}}, %{{.*}} : index
+// CHECK: arith.select
+// CHECK: scf.forall
+// CHECK-NOT: cf.assert
+// CHECK-NOT: arith.index_cast %{{.*}} : index to i64
+// CHECK: tensor.extract %[[D]][%{{.*}}, %{{.*}}] : tensor<?x?xf32>
+// CHECK: tensor.extract %[[M]][%{{.*}}, %{{.*}}] : tensor<?x?xf32>
+// CHECK-NOT: cf.assert
+// CHECK: scf.forall.in_parallel
+func.func @cast_positions(%q: tensor<1x2x6x8xf32>, %t: tensor<9x2xf32>) -> tensor<1x2x6x8xf32> {
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x6x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c4 = arith.constant 4 : i64
+    %cm4 = arith.constant -4 : i64
+    %c9 = arith.constant 9 : index
+    %min = arith.constant -3.40282347E+38 : f32
+    %zero = arith.constant 0.0 : f32
+    %cj = arith.index_cast %j : index to i64
+    %ci = arith.index_cast %i : index to i64
+    %d = arith.subi %cj, %ci : i64
+    %lo = arith.maxsi %d, %cm4 : i64
+    %hi = arith.minsi %lo, %c4 : i64
+    %bk64 = arith.addi %hi, %c4 : i64
+    %bk = arith.index_cast %bk64 : i64 to index
+    %ok = arith.cmpi slt, %bk, %c9 : index
+    cf.assert %ok, "index must be smaller than dim size"
+    %v = tensor.extract %t[%bk, %h] : tensor<9x2xf32>
+    %before = arith.cmpi ult, %cj, %ci : i64
+    %m = arith.select %before, %min, %zero : f32
+    %r = arith.addf %s, %v : f32
+    %r2 = arith.addf %r, %m : f32
+    rpe.yield %r2 : f32
+  }
+  return %0 : tensor<1x2x6x8xf32>
+}

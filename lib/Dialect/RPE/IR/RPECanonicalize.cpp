@@ -95,6 +95,25 @@ struct DropZeroBias : OpRewritePattern<AttentionOp> {
   }
 };
 
+/// A score_mod that yields its score unchanged (what is left once a mask
+/// became `causal`): drop the region.
+struct DropIdentityScoreMod : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Region &region = op.getScoreMod();
+    if (region.empty() || !llvm::hasSingleElement(region.front()))
+      return rewriter.notifyMatchFailure(op, "no trivial score_mod");
+    auto yield = cast<YieldOp>(region.front().getTerminator());
+    if (yield.getValues().size() != 1 ||
+        yield.getValues().front() != region.front().getArgument(0))
+      return rewriter.notifyMatchFailure(op, "score_mod changes the score");
+    rewriter.eraseBlock(&region.front());
+    return success();
+  }
+};
+
 } // namespace
 
 void RelativeBiasOp::getCanonicalizationPatterns(RewritePatternSet &results,
@@ -109,5 +128,5 @@ void RotaryOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<DropZeroBias>(context);
+  results.add<DropZeroBias, DropIdentityScoreMod>(context);
 }

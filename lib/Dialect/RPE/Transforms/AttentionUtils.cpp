@@ -6,6 +6,7 @@
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -35,16 +36,68 @@ namespace {
 /// How a score_mod value depends on the region's arguments.
 enum class Dependence { None, Head, Diagonal, Other };
 
-/// Whether `op` is `i - j`, `j - i` or a Toeplitz `rpe.bucket(i, j)` of the
-/// region's query and key arguments: a function of the diagonal.
+/// Whether `lhs` and `rhs` are the query and key positions (in either order,
+/// both plain or both cast to one type); sets `lhsIsQuery`.
+bool arePositionPair(Value lhs, Value rhs, Block &block, bool &lhsIsQuery) {
+  int64_t l = positionArgument(lhs, block), r = positionArgument(rhs, block);
+  if (l < 0 || r < 0 || l == r || lhs.getType() != rhs.getType())
+    return false;
+  lhsIsQuery = l == 3;
+  return true;
+}
+
+/// Whether `op` is a function of the diagonal i - j of the region's query and
+/// key positions: `i - j` or `j - i` (of the positions or of their casts to
+/// one integer type), a comparison of them, or a Toeplitz `rpe.bucket(i, j)`.
 bool isDiagonalLeaf(Operation &op, Block &block) {
-  Value i = block.getArgument(3), j = block.getArgument(4);
+  bool lhsIsQuery;
   if (auto sub = dyn_cast<arith::SubIOp>(op))
-    return (sub.getLhs() == i && sub.getRhs() == j) ||
-           (sub.getLhs() == j && sub.getRhs() == i);
+    return arePositionPair(sub.getLhs(), sub.getRhs(), block, lhsIsQuery);
+  if (auto cmp = dyn_cast<arith::CmpIOp>(op))
+    return arePositionPair(cmp.getLhs(), cmp.getRhs(), block, lhsIsQuery);
   auto bucket = dyn_cast<BucketOp>(op);
-  return bucket && bucket.getBucketing().isToeplitz() && bucket.getI() == i &&
-         bucket.getJ() == j;
+  return bucket && bucket.getBucketing().isToeplitz() &&
+         bucket.getI() == block.getArgument(3) &&
+         bucket.getJ() == block.getArgument(4);
+}
+
+/// A diagonal leaf (not a bucket) rebuilt from `d = i - j` (index).
+Value buildDiagonalLeaf(OpBuilder &b, Location loc, Operation &leaf,
+                        Block &block, Value d) {
+  bool lhsIsQuery = false;
+  Value zero = indexConst(b, loc, 0);
+  if (auto sub = dyn_cast<arith::SubIOp>(leaf)) {
+    arePositionPair(sub.getLhs(), sub.getRhs(), block, lhsIsQuery);
+    Value v = lhsIsQuery ? d : arith::SubIOp::create(b, loc, zero, d);
+    if (!sub.getType().isIndex())
+      v = arith::IndexCastOp::create(b, loc, sub.getType(), v);
+    return v;
+  }
+  // pred(i, j) <=> pred(i - j, 0): positions are small and not negative, so
+  // the unsigned predicates are the signed ones.
+  auto cmp = cast<arith::CmpIOp>(leaf);
+  arePositionPair(cmp.getLhs(), cmp.getRhs(), block, lhsIsQuery);
+  arith::CmpIPredicate pred = cmp.getPredicate();
+  if (!lhsIsQuery)
+    pred = swapCmpIOperands(pred);
+  using P = arith::CmpIPredicate;
+  switch (pred) {
+  case P::ult:
+    pred = P::slt;
+    break;
+  case P::ule:
+    pred = P::sle;
+    break;
+  case P::ugt:
+    pred = P::sgt;
+    break;
+  case P::uge:
+    pred = P::sge;
+    break;
+  default:
+    break;
+  }
+  return arith::CmpIOp::create(b, loc, pred, d, zero);
 }
 
 /// The ops of `block` that `root` depends on, in block order.
@@ -124,14 +177,39 @@ int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
   if (roots.empty())
     return 0;
 
+  // Checks of diagonal values (a front end's bounds checks of a gather's
+  // bucket) move into the first table: they hold for every diagonal exactly
+  // when they hold for every element.
+  SmallVector<Operation *> checks;
+  for (Operation &inner : block)
+    if (auto check = dyn_cast<cf::AssertOp>(inner);
+        check && dependenceOf(check.getArg()) <= Dependence::Diagonal)
+      checks.push_back(check);
+
   Location loc = op.getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   Value shift = buildDiagonalShift(rewriter, op);
   Value length = diagonalLength(rewriter, op, padding);
   Value zero = indexConst(rewriter, loc, 0);
+  // Padding entries repeat the last diagonal, so that what they compute
+  // (a gather) stays in bounds.
+  Value lastDiagonal = padding > 0 ? diagonalLength(rewriter, op, -1) : Value();
   for (Value root : roots) {
     SmallVector<Operation *> slice = backwardSlice(root, block);
+    if (root == roots.front() && !checks.empty()) {
+      DenseSet<Operation *> members(slice.begin(), slice.end());
+      for (Operation *check : checks) {
+        members.insert(check);
+        for (Operation *o :
+             backwardSlice(cast<cf::AssertOp>(check).getArg(), block))
+          members.insert(o);
+      }
+      slice.clear();
+      for (Operation &inner : block)
+        if (members.count(&inner))
+          slice.push_back(&inner);
+    }
     bool perHead = llvm::any_of(slice, [&](Operation *o) {
       return llvm::is_contained(o->getOperands(), hArg);
     });
@@ -144,19 +222,18 @@ int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
         rewriter, loc, {}, {}, init, rewriter.getMultiDimIdentityMap(2),
         {kPar, kPar}, [&](OpBuilder &b, Location l, ValueRange) {
           SmallVector<Value> idx = loopIndices(b, l, 2);
-          Value d = arith::SubIOp::create(b, l, idx[1], shift); // i - j
+          Value r = idx[1];
+          if (lastDiagonal)
+            r = arith::MinSIOp::create(b, l, r, lastDiagonal);
+          Value d = arith::SubIOp::create(b, l, r, shift); // i - j
           IRMapping map;
           map.map(hArg, idx[0]);
           for (Operation *o : slice) {
             if (auto bucket = dyn_cast<BucketOp>(o)) {
               map.map(bucket.getResult(),
                       bucket.getBucketing().buildBucket(b, l, d, zero));
-            } else if (auto sub = dyn_cast<arith::SubIOp>(o);
-                       sub && isDiagonalLeaf(*o, block)) {
-              map.map(sub.getResult(),
-                      sub.getLhs() == iArg
-                          ? d
-                          : arith::SubIOp::create(b, l, zero, d).getResult());
+            } else if (isDiagonalLeaf(*o, block)) {
+              map.map(o->getResult(0), buildDiagonalLeaf(b, l, *o, block, d));
             } else {
               b.clone(*o, map);
             }
@@ -174,6 +251,8 @@ int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
         rewriter, rl, table, ValueRange{perHead ? hArg : zero, r});
     rewriter.replaceAllUsesWith(root, lookup);
   }
+  for (Operation *check : checks)
+    rewriter.eraseOp(check);
   // The tabulated ops are dead now.
   SmallVector<Operation *> ops;
   for (Operation &inner : block.without_terminator())
@@ -182,6 +261,54 @@ int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
     if (inner->use_empty() && isPure(inner))
       rewriter.eraseOp(inner);
   return roots.size();
+}
+
+bool mlir::rpe::isPureUpToChecks(Operation *op) {
+  if (isMemoryEffectFree(op))
+    return true;
+  auto g = dyn_cast<linalg::GenericOp>(op);
+  return g && g.hasPureTensorSemantics() &&
+         llvm::all_of(g.getBody()->without_terminator(), [](Operation &o) {
+           return o.getNumRegions() == 0 &&
+                  (isMemoryEffectFree(&o) || isa<cf::AssertOp>(o));
+         });
+}
+
+int64_t mlir::rpe::positionArgument(Value v, Block &block) {
+  if (auto castOp = v.getDefiningOp<arith::IndexCastOp>()) {
+    Type t = castOp.getType();
+    if (!t.isSignlessInteger() || t.getIntOrFloatBitWidth() < 32)
+      return -1;
+    v = castOp.getIn();
+  }
+  for (unsigned a : {3u, 4u})
+    if (v == block.getArgument(a))
+      return a;
+  return -1;
+}
+
+arith::CmpIPredicate mlir::rpe::swapCmpIOperands(arith::CmpIPredicate pred) {
+  using P = arith::CmpIPredicate;
+  switch (pred) {
+  case P::slt:
+    return P::sgt;
+  case P::sgt:
+    return P::slt;
+  case P::sle:
+    return P::sge;
+  case P::sge:
+    return P::sle;
+  case P::ult:
+    return P::ugt;
+  case P::ugt:
+    return P::ult;
+  case P::ule:
+    return P::uge;
+  case P::uge:
+    return P::ule;
+  default:
+    return pred; // eq, ne
+  }
 }
 
 Value mlir::rpe::buildDiagonalShift(OpBuilder &b, AttentionOp op) {

@@ -286,9 +286,17 @@ struct FoldBiasProducers : OpRewritePattern<AttentionOp> {
 
 struct RPEFuseAttentionPass
     : rpe::impl::RPEFuseAttentionPassBase<RPEFuseAttentionPass> {
+  using Base::Base;
+
   void runOnOperation() override {
+    if (foldOps < 0) {
+      emitError(getOperation()->getLoc())
+          << "rpe-fuse-attention: fold-ops must not be negative, got "
+          << static_cast<int64_t>(foldOps);
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    populateRPEFuseAttentionPatterns(patterns);
+    populateRPEFuseAttentionPatterns(patterns, foldOps);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
@@ -296,7 +304,10 @@ struct RPEFuseAttentionPass
 
 } // namespace
 
-void mlir::rpe::populateRPEFuseAttentionPatterns(RewritePatternSet &patterns) {
+void mlir::rpe::populateRPEFuseAttentionPatterns(RewritePatternSet &patterns,
+                                                 int64_t maxFoldOps) {
   patterns.add<FoldBiasProducers>(patterns.getContext());
   populateRPERaiseAttentionPatterns(patterns);
+  if (maxFoldOps > 0)
+    populateRPEFoldScoreProducersPatterns(patterns, maxFoldOps);
 }

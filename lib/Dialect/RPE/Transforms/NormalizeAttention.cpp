@@ -20,6 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
 
@@ -27,6 +28,7 @@
 #include "mlir/Dialect/Linalg/Transforms/Transforms.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -80,6 +82,21 @@ bool isContractionGeneric(Operation *op) {
          generic.getNumDpsInits() == 1 && generic.getNumReductionLoops() == 1;
 }
 
+/// An unused generic whose body only checks (a front end's gather bounds
+/// checks) besides pure ops: its checks guard nothing.
+struct EraseUnusedCheckingGeneric : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op->use_empty() || isMemoryEffectFree(op) ||
+        !rpe::isPureUpToChecks(op))
+      return failure();
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 struct RPENormalizeAttentionPass
     : rpe::impl::RPENormalizeAttentionPassBase<RPENormalizeAttentionPass> {
   void runOnOperation() override {
@@ -98,6 +115,7 @@ void mlir::rpe::populateRPENormalizeAttentionPatterns(
   MLIRContext *ctx = patterns.getContext();
   patterns.add<GeneralizeOp<linalg::BatchMatmulOp>,
                GeneralizeOp<linalg::TransposeOp>>(ctx);
+  populateRPEEraseUnusedChecksPatterns(patterns);
   // Only the batch·heads split (B·H×…  <->  B×H×…, groups [[0, 1], [2],
   // [3]]) of contractions and copies: a row reduction expanded by its
   // consumer's unit dimension would no longer read as one, and the heads
@@ -139,4 +157,9 @@ void mlir::rpe::populateRPENormalizeAttentionPatterns(
   // fill -> expand_shape becomes a fill of the expanded tensor (zero inits
   // of the contractions).
   linalg::FillOp::getCanonicalizationPatterns(patterns, ctx);
+}
+
+void mlir::rpe::populateRPEEraseUnusedChecksPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<EraseUnusedCheckingGeneric>(patterns.getContext());
 }

@@ -8,6 +8,7 @@
 #ifndef RPE_DIALECT_RPE_TRANSFORMS_ATTENTIONUTILS_H
 #define RPE_DIALECT_RPE_TRANSFORMS_ATTENTIONUTILS_H
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -59,6 +60,19 @@ Value buildBucketDiagonal(OpBuilder &b, AttentionOp op,
 
 /// `Lk - 1 - q_offset`: the shift of buildToeplitzDiagonal's index.
 Value buildDiagonalShift(OpBuilder &b, AttentionOp op);
+
+/// Whether `op` is free of memory effects, or a `linalg.generic` on tensors
+/// whose body is but for `cf.assert`s (a front end's bounds checks of a
+/// gather): unused, it may go, as its checks guard nothing.
+bool isPureUpToChecks(Operation *op);
+
+/// The score_mod argument of `block` (3: query position, 4: key position)
+/// that `v` is, directly or through one `arith.index_cast` to a signless
+/// integer of at least 32 bits (positions stay below 2^31), or -1.
+int64_t positionArgument(Value v, Block &block);
+
+/// The predicate that holds for (y, x) when `pred` holds for (x, y).
+arith::CmpIPredicate swapCmpIOperands(arith::CmpIPredicate pred);
 
 /// Tabulates the Toeplitz terms of `score_mod` along the diagonal: every
 /// value that depends on the query and key positions only through `i - j`

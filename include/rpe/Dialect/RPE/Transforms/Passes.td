@@ -27,7 +27,9 @@ def RPENormalizeAttentionPass : Pass<"rpe-normalize-attention"> {
     contractions run over (b, h, i, j) again), and fuses generics that only
     copy their input (permutations, broadcasts) into the reductions that
     read them. The softmax pieces and scalings stay separate ops, so
-    `rpe-fuse-attention` can match them. The CPU pipeline runs it first.
+    `rpe-fuse-attention` can match them. Unused generics whose bodies are
+    pure but for `cf.assert` (bounds checks of a gather whose result nobody
+    reads) are erased. The CPU pipeline runs it first.
   }];
   let dependentDialects = [
     "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect",
@@ -92,8 +94,20 @@ def RPEFuseAttentionPass : Pass<"rpe-fuse-attention"> {
     Lk×NB, then gathered by bucket). (c) Folds `rpe.shaw_values` of the
     attention probabilities added to the output into `rel_values`.
     `rpe.rotary` on q and k stays its own O(L·D) op (see docs/Decisions.md).
-    Producers with other uses are left alone.
+    Producers with other uses are left alone. (d) Moves element-wise code
+    that produces the bias or what score_mod reads — a front end's bucket
+    arithmetic, table gathers, index generators, masks, broadcasts, reshapes
+    and transposes — into score_mod, so that no Lq×Lk tensor is built from
+    smaller inputs; the kernels tabulate its Toeplitz part per diagonal. An
+    additive mask `select(j > i, M, 0)` with M = -inf or ≤ -FLT_MAX becomes
+    `causal` (no q_offset or key_lengths), and sign tests of positions in
+    score_mod fold.
   }];
+  let options = [
+    Option<"foldOps", "fold-ops", "int64_t", /*default=*/"512",
+           "Most ops that (d) copies into score_mod for one read of a "
+           "producer; 0 turns (d) off">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::rpe::RPEDialect",

@@ -74,8 +74,22 @@ void populateRPERaiseAttentionPatterns(RewritePatternSet &patterns);
 
 /// Patterns folding bias producers (relative_bias, alibi, shaw_logits,
 /// disentangled_bias and sums of them) into rpe.attention so that no Lq×Lk
-/// bias is built, and raising unfused linalg attention to rpe.attention.
-void populateRPEFuseAttentionPatterns(RewritePatternSet &patterns);
+/// bias is built, and raising unfused linalg attention to rpe.attention;
+/// with `maxFoldOps` > 0 also populateRPEFoldScoreProducersPatterns.
+void populateRPEFuseAttentionPatterns(RewritePatternSet &patterns,
+                                      int64_t maxFoldOps = 512);
+
+/// Erases unused `linalg.generic`s whose bodies are free of memory effects
+/// but for `cf.assert` (a front end's bounds checks of a gather nobody reads).
+void populateRPEEraseUnusedChecksPatterns(RewritePatternSet &patterns);
+
+/// Patterns moving element-wise code that produces an attention's bias or
+/// what its score_mod reads (front-end bias and mask code: index generators,
+/// bucket arithmetic, gathers, broadcasts, reshapes) into score_mod, at most
+/// `maxOps` ops per read; recognising an additive causal mask as `causal`;
+/// folding sign tests of positions in score_mod.
+void populateRPEFoldScoreProducersPatterns(RewritePatternSet &patterns,
+                                           int64_t maxOps);
 
 /// The loop rpe-parallelize-linalg splits `op` along: its first parallel
 /// loop whose size is not statically 1; none when `op` is not on tensors,

@@ -1,0 +1,550 @@
+//===- FoldScoreProducers.cpp - front-end bias code into score_mod --------===//
+//
+// A front end (torch-mlir) writes a relative position bias or a mask as
+// element-wise linalg code over Lq×Lk: index generators, bucket arithmetic,
+// table gathers (tensor.extract in a generic body), broadcasts, reshapes and
+// transposes. The raising leaves that Lq×Lk tensor as the attention's bias
+// operand or reads it in score_mod. These patterns move the code itself into
+// score_mod instead, the way FlexAttention treats a score_mod: the element at
+// (b, h, i, j) is recomputed from the producers' inputs, which are smaller
+// than Lq×Lk. The kernels then tabulate what depends on (i, j) only through
+// i - j (hoistToeplitzTerms), so a T5 bias written by a front end runs like
+// rpe.relative_bias. An additive mask that is exactly causal becomes the
+// `causal` attribute, and sign tests of positions fold (positions are not
+// negative).
+//
+//===----------------------------------------------------------------------===//
+
+#include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
+#include "rpe/Conversion/RPEToLinalg/LinalgBuilders.h"
+#include "rpe/Dialect/RPE/IR/RPEOps.h"
+#include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
+#include "rpe/Dialect/RPE/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rpe;
+
+namespace {
+
+/// Builds, at the insertion point of `b`, the scalar element of a tensor at
+/// given indices, looking through the ops that produce the tensor:
+/// element-wise `linalg.generic`s (all loops parallel, permutation output
+/// map, projected-permutation or broadcast input maps, bodies of pure ops and
+/// `cf.assert`), `tensor.expand_shape` / `collapse_shape`, `linalg.transpose`
+/// / `broadcast` / `fill`, `tensor.cast` and splat constants. Anything else is
+/// a leaf read with `tensor.extract`. Fails where a leaf would be read at
+/// (query, key) directly — an Lq×Lk tensor that folding cannot avoid — or
+/// when more than `maxOps` ops would be built.
+class ElementMaterializer {
+public:
+  ElementMaterializer(OpBuilder &b, Location loc, ArrayRef<Value> queryIndices,
+                      Value keyIndex, int64_t maxOps)
+      : b(b), loc(loc), queryIndices(queryIndices), keyIndex(keyIndex),
+        maxOps(maxOps) {}
+
+  FailureOr<Value> elementAt(Value tensor, ArrayRef<Value> indices);
+
+  /// Whether any producer was looked through (else folding changes nothing).
+  bool lookedThrough() const { return numProducers != 0; }
+
+private:
+  FailureOr<Value> build(Value tensor, ArrayRef<Value> indices);
+  FailureOr<Value> generic(linalg::GenericOp op, unsigned result,
+                           ArrayRef<Value> indices);
+  FailureOr<Value> leaf(Value tensor, ArrayRef<Value> indices);
+  /// The source indices of a reshape: `groups[g]` are the dims of the
+  /// expanded type that make up dim g of the collapsed one.
+  FailureOr<SmallVector<Value>>
+  reshapeIndices(RankedTensorType expanded,
+                 ArrayRef<ReassociationIndices> groups, ArrayRef<Value> indices,
+                 bool toExpanded);
+  bool count(int64_t n = 1) {
+    numOps += n;
+    return numOps <= maxOps;
+  }
+  Value constIndex(int64_t v) {
+    count();
+    return indexConst(b, loc, v);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  SmallVector<Value> queryIndices;
+  Value keyIndex;
+  int64_t maxOps;
+  int64_t numOps = 0;
+  int64_t numProducers = 0;
+  /// Elements built so far: (tensor, indices) -> value.
+  SmallVector<std::tuple<Value, SmallVector<Value>, Value>> memo;
+};
+
+FailureOr<Value> ElementMaterializer::elementAt(Value tensor,
+                                                ArrayRef<Value> indices) {
+  for (auto &[t, idx, v] : memo)
+    if (t == tensor && ArrayRef<Value>(idx) == indices)
+      return v;
+  FailureOr<Value> v = build(tensor, indices);
+  if (failed(v) || !count(0))
+    return failure();
+  memo.emplace_back(tensor, SmallVector<Value>(indices), *v);
+  return v;
+}
+
+FailureOr<Value> ElementMaterializer::build(Value tensor,
+                                            ArrayRef<Value> indices) {
+  Operation *def = tensor.getDefiningOp();
+  if (!def)
+    return leaf(tensor, indices);
+  ++numProducers;
+  if (auto g = dyn_cast<linalg::GenericOp>(def))
+    return generic(g, cast<OpResult>(tensor).getResultNumber(), indices);
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
+    FailureOr<SmallVector<Value>> src =
+        reshapeIndices(expand.getResultType(), expand.getReassociationIndices(),
+                       indices, /*toExpanded=*/false);
+    if (failed(src))
+      return failure();
+    return elementAt(expand.getSrc(), *src);
+  }
+  if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(def)) {
+    FailureOr<SmallVector<Value>> src = reshapeIndices(
+        collapse.getSrcType(), collapse.getReassociationIndices(), indices,
+        /*toExpanded=*/true);
+    if (failed(src))
+      return failure();
+    return elementAt(collapse.getSrc(), *src);
+  }
+  if (auto transpose = dyn_cast<linalg::TransposeOp>(def)) {
+    ArrayRef<int64_t> perm = transpose.getPermutation();
+    SmallVector<Value> src(indices.size());
+    for (auto [d, p] : llvm::enumerate(perm))
+      src[p] = indices[d];
+    return elementAt(transpose.getInput(), src);
+  }
+  if (auto broadcast = dyn_cast<linalg::BroadcastOp>(def)) {
+    ArrayRef<int64_t> added = broadcast.getDimensions();
+    SmallVector<Value> src;
+    for (auto [d, v] : llvm::enumerate(indices))
+      if (!llvm::is_contained(added, static_cast<int64_t>(d)))
+        src.push_back(v);
+    return elementAt(broadcast.getInput(), src);
+  }
+  if (auto fill = dyn_cast<linalg::FillOp>(def)) {
+    Value value = fill.getInputs().front();
+    if (value.getType() != getElementTypeOrSelf(tensor.getType()))
+      return failure();
+    return value;
+  }
+  if (auto castOp = dyn_cast<tensor::CastOp>(def))
+    return elementAt(castOp.getSource(), indices);
+  SplatElementsAttr splat;
+  if (matchPattern(def, m_Constant(&splat))) {
+    count();
+    return arith::ConstantOp::create(
+               b, loc, cast<TypedAttr>(splat.getSplatValue<Attribute>()))
+        .getResult();
+  }
+  --numProducers;
+  if (isa<tensor::EmptyOp>(def))
+    return failure(); // undefined contents
+  return leaf(tensor, indices);
+}
+
+FailureOr<Value> ElementMaterializer::leaf(Value tensor,
+                                           ArrayRef<Value> indices) {
+  bool query = llvm::any_of(
+      indices, [&](Value v) { return llvm::is_contained(queryIndices, v); });
+  bool key = llvm::is_contained(indices, keyIndex);
+  if (query && key)
+    return failure();
+  if (!count())
+    return failure();
+  return tensor::ExtractOp::create(b, loc, tensor, indices).getResult();
+}
+
+FailureOr<Value> ElementMaterializer::generic(linalg::GenericOp op,
+                                              unsigned result,
+                                              ArrayRef<Value> indices) {
+  if (!op.hasPureTensorSemantics() || op.getNumReductionLoops() != 0)
+    return failure();
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(result));
+  if (!outMap.isPermutation())
+    return failure();
+  SmallVector<Value> loops(op.getNumLoops());
+  for (unsigned r = 0; r < outMap.getNumResults(); ++r)
+    loops[outMap.getDimPosition(r)] = indices[r];
+
+  IRMapping map;
+  Block *body = op.getBody();
+  for (OpOperand &operand : op->getOpOperands()) {
+    BlockArgument arg = op.getMatchingBlockArgument(&operand);
+    if (arg.use_empty())
+      continue;
+    Value value = operand.get();
+    if (!isa<RankedTensorType>(value.getType())) {
+      map.map(arg, value);
+      continue;
+    }
+    SmallVector<Value> at;
+    for (AffineExpr e : op.getMatchingIndexingMap(&operand).getResults()) {
+      if (auto d = dyn_cast<AffineDimExpr>(e))
+        at.push_back(loops[d.getPosition()]);
+      else if (auto c = dyn_cast<AffineConstantExpr>(e))
+        at.push_back(constIndex(c.getValue()));
+      else
+        return failure();
+    }
+    FailureOr<Value> element = elementAt(value, at);
+    if (failed(element))
+      return failure();
+    map.map(arg, *element);
+  }
+  for (Operation &inner : body->without_terminator()) {
+    if (auto index = dyn_cast<linalg::IndexOp>(inner)) {
+      map.map(index.getResult(), loops[index.getDim()]);
+      continue;
+    }
+    if (inner.getNumRegions() != 0 ||
+        !(isPure(&inner) || isa<cf::AssertOp>(inner)) || !count())
+      return failure();
+    b.clone(inner, map);
+  }
+  return map.lookupOrDefault(body->getTerminator()->getOperand(result));
+}
+
+FailureOr<SmallVector<Value>>
+ElementMaterializer::reshapeIndices(RankedTensorType expanded,
+                                    ArrayRef<ReassociationIndices> groups,
+                                    ArrayRef<Value> indices, bool toExpanded) {
+  SmallVector<Value> out;
+  for (auto [g, group] : llvm::enumerate(groups)) {
+    SmallVector<int64_t> nonUnit;
+    for (int64_t d : group)
+      if (expanded.getDimSize(d) != 1)
+        nonUnit.push_back(d);
+    bool linear = nonUnit.size() > 1;
+    if (linear && llvm::any_of(nonUnit, [&](int64_t d) {
+          return expanded.isDynamicDim(d);
+        }))
+      return failure();
+    if (!toExpanded) {
+      // Expanded indices (one per dim of the group) -> one collapsed index.
+      if (!linear) {
+        out.push_back(nonUnit.empty() ? constIndex(0) : indices[nonUnit[0]]);
+        continue;
+      }
+      Value linearIndex = constIndex(0);
+      for (int64_t d : group) {
+        Value size = constIndex(expanded.getDimSize(d));
+        count(2);
+        linearIndex = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, linearIndex, size),
+            indices[d]);
+      }
+      out.push_back(linearIndex);
+      continue;
+    }
+    // One collapsed index -> expanded indices, row-major.
+    Value rest = indices[g];
+    SmallVector<Value> parts(group.size());
+    for (int64_t k = group.size() - 1; k >= 0; --k) {
+      int64_t d = group[k];
+      if (expanded.getDimSize(d) == 1) {
+        parts[k] = constIndex(0);
+        continue;
+      }
+      if (!linear) {
+        parts[k] = rest;
+        continue;
+      }
+      Value size = constIndex(expanded.getDimSize(d));
+      count(2);
+      parts[k] = arith::RemUIOp::create(b, loc, rest, size);
+      rest = arith::DivUIOp::create(b, loc, rest, size);
+    }
+    llvm::append_range(out, parts);
+  }
+  return out;
+}
+
+/// Whether `tensor`'s defining op is one the materializer looks through.
+bool hasFoldableProducer(Value tensor) {
+  Operation *def = tensor.getDefiningOp();
+  SplatElementsAttr splat;
+  return def &&
+         (isa<linalg::GenericOp, tensor::ExpandShapeOp, tensor::CollapseShapeOp,
+              linalg::TransposeOp, linalg::BroadcastOp, linalg::FillOp,
+              tensor::CastOp>(def) ||
+          matchPattern(def, m_Constant(&splat)));
+}
+
+/// The indices at which score_mod reads the bias operand (its static unit
+/// dims broadcast).
+SmallVector<Value> biasIndices(OpBuilder &b, Location loc,
+                               RankedTensorType type, Value batch, Value head,
+                               Value row, Value key) {
+  SmallVector<Value> all = {batch, head, row, key};
+  SmallVector<Value> indices;
+  int64_t rank = type.getRank();
+  for (int64_t d = 0; d < rank; ++d) {
+    Value v = all[4 - rank + d];
+    indices.push_back(type.getDimSize(d) == 1 ? indexConst(b, loc, 0) : v);
+  }
+  return indices;
+}
+
+struct FoldScoreProducers : OpRewritePattern<AttentionOp> {
+  FoldScoreProducers(MLIRContext *ctx, int64_t maxOps)
+      : OpRewritePattern(ctx), maxOps(maxOps) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (maxOps <= 0)
+      return failure();
+    Location loc = op.getLoc();
+    Type f32 = rewriter.getF32Type(), idx = rewriter.getIndexType();
+    Region &region = op.getScoreMod();
+    Block *old = region.empty() ? nullptr : &region.front();
+
+    // Dry runs into a scratch block: which reads fold.
+    Block scratch;
+    SmallVector<Location> locs(5, loc);
+    for (Type t : {f32, idx, idx, idx, idx})
+      scratch.addArgument(t, loc);
+    OpBuilder sb(op.getContext());
+    sb.setInsertionPointToStart(&scratch);
+    // Only reads of an Lq×Lk tensor (at the query and the key position) are
+    // folded: smaller ones (ALiBi slopes per head, a B×Lk padding mask) are
+    // cheaper read than recomputed per element.
+    auto tryFold = [&](Block &args, Value tensor, ArrayRef<Value> indices,
+                       Value row) {
+      Value query = args.getArgument(3), key = args.getArgument(4);
+      if (!llvm::is_contained(indices, key) ||
+          !(llvm::is_contained(indices, query) ||
+            llvm::is_contained(indices, row)))
+        return false;
+      ElementMaterializer m(sb, loc, {query, row}, key, maxOps);
+      return succeeded(m.elementAt(tensor, indices)) && m.lookedThrough();
+    };
+    Value bias = op.getBias();
+    bool foldBias = false;
+    if (bias && hasFoldableProducer(bias)) {
+      Value row = scratch.getArgument(3);
+      if (Value off = op.getQOffset())
+        row = arith::SubIOp::create(sb, loc, row, off);
+      SmallVector<Value> at =
+          biasIndices(sb, loc, cast<RankedTensorType>(bias.getType()),
+                      scratch.getArgument(1), scratch.getArgument(2), row,
+                      scratch.getArgument(4));
+      foldBias = tryFold(scratch, bias, at, row);
+    }
+    SmallVector<tensor::ExtractOp> reads;
+    if (old)
+      for (Operation &inner : *old)
+        if (auto extract = dyn_cast<tensor::ExtractOp>(inner))
+          if (!region.isAncestor(extract.getTensor().getParentRegion()) &&
+              hasFoldableProducer(extract.getTensor()) &&
+              tryFold(*old, extract.getTensor(),
+                      llvm::to_vector(extract.getIndices()),
+                      old->getArgument(3)))
+            reads.push_back(extract);
+    scratch.clear();
+    if (!foldBias && reads.empty())
+      return rewriter.notifyMatchFailure(op, "no foldable score producer");
+
+    for (tensor::ExtractOp extract : reads) {
+      rewriter.setInsertionPoint(extract);
+      ElementMaterializer m(rewriter, extract.getLoc(), {old->getArgument(3)},
+                            old->getArgument(4), maxOps);
+      FailureOr<Value> v = m.elementAt(extract.getTensor(),
+                                       llvm::to_vector(extract.getIndices()));
+      assert(succeeded(v) && "dry run succeeded");
+      rewriter.replaceOp(extract, *v);
+    }
+    if (!foldBias)
+      return success();
+
+    // s' = s + bias[b, h, row, j], then the old region's body.
+    Block *block = rewriter.createBlock(&region, region.begin(),
+                                        {f32, idx, idx, idx, idx}, locs);
+    Value row = block->getArgument(3);
+    if (Value off = op.getQOffset())
+      row = arith::SubIOp::create(rewriter, loc, row, off);
+    SmallVector<Value> at =
+        biasIndices(rewriter, loc, cast<RankedTensorType>(bias.getType()),
+                    block->getArgument(1), block->getArgument(2), row,
+                    block->getArgument(4));
+    ElementMaterializer m(rewriter, loc, {block->getArgument(3), row},
+                          block->getArgument(4), maxOps);
+    FailureOr<Value> v = m.elementAt(bias, at);
+    assert(succeeded(v) && "dry run succeeded");
+    Value s = arith::AddFOp::create(rewriter, loc, block->getArgument(0),
+                                    castFloat(rewriter, loc, *v, f32));
+    if (old) {
+      SmallVector<Value> args = {s};
+      llvm::append_range(args, block->getArguments().drop_front());
+      rewriter.mergeBlocks(old, block, args);
+    } else {
+      YieldOp::create(rewriter, loc, ValueRange{s});
+    }
+    rewriter.modifyOpInPlace(op, [&] { op.getBiasMutable().clear(); });
+    return success();
+  }
+
+  int64_t maxOps;
+};
+
+/// Whether `v` is a float constant for which `pred` holds.
+bool isFloatConstant(Value v, function_ref<bool(const APFloat &)> pred) {
+  APFloat value(0.0);
+  return matchPattern(v, m_ConstantFloat(&value)) && pred(value);
+}
+
+/// A mask value: -inf, or at most -FLT_MAX (torch.finfo(float32).min).
+bool isMaskValue(const APFloat &v) {
+  if (v.isInfinity())
+    return v.isNegative();
+  return v.convertToDouble() <=
+         -static_cast<double>(std::numeric_limits<float>::max());
+}
+
+/// Terms of the sum score_mod yields: `select(j > i, M, 0)` (or `select(j <=
+/// i, 0, M)`, any operand order) with M = -inf or at most -FLT_MAX becomes
+/// the `causal` attribute, only without q_offset and key_lengths: then no
+/// row is fully masked, and M and -inf give the same probabilities (exp
+/// underflows to 0). A constant ±0 term goes: it changes at most the sign of
+/// a zero score, which softmax does not see (a front end's all-true mask,
+/// once its position test has folded).
+struct RecognizeCausalMask : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getScoreMod().empty())
+      return failure();
+    bool maySetCausal =
+        !op.getCausal() && !op.getQOffset() && !op.getKeyLengths();
+    Block &block = op.getScoreMod().front();
+    Value yielded = cast<YieldOp>(block.getTerminator()).getValues().front();
+    // The summands of the addf tree the score_mod yields.
+    SmallVector<Value> worklist = {yielded};
+    while (!worklist.empty()) {
+      Value v = worklist.pop_back_val();
+      auto add = v.getDefiningOp<arith::AddFOp>();
+      if (!add || add->getBlock() != &block || (v != yielded && !v.hasOneUse()))
+        continue;
+      for (unsigned k : {0u, 1u}) {
+        Value term = add->getOperand(k);
+        bool zero =
+            isFloatConstant(term, [](const APFloat &x) { return x.isZero(); });
+        bool causal = !zero && maySetCausal && isCausalMask(term, block);
+        if (zero || causal) {
+          rewriter.replaceOp(add, add->getOperand(1 - k));
+          if (causal)
+            rewriter.modifyOpInPlace(op, [&] { op.setCausal(true); });
+          return success();
+        }
+        worklist.push_back(term);
+      }
+    }
+    return rewriter.notifyMatchFailure(op, "no causal mask term");
+  }
+
+  static bool isCausalMask(Value v, Block &block) {
+    auto select = v.getDefiningOp<arith::SelectOp>();
+    if (!select)
+      return false;
+    auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
+    if (!cmp)
+      return false;
+    auto isZero = [](const APFloat &x) { return x.isZero(); };
+    bool maskWhenTrue;
+    if (isFloatConstant(select.getTrueValue(), isMaskValue) &&
+        isFloatConstant(select.getFalseValue(), isZero))
+      maskWhenTrue = true;
+    else if (isFloatConstant(select.getTrueValue(), isZero) &&
+             isFloatConstant(select.getFalseValue(), isMaskValue))
+      maskWhenTrue = false;
+    else
+      return false;
+    int64_t lhs = positionArgument(cmp.getLhs(), block);
+    int64_t rhs = positionArgument(cmp.getRhs(), block);
+    if (lhs < 0 || rhs < 0 || lhs == rhs ||
+        cmp.getLhs().getType() != cmp.getRhs().getType())
+      return false;
+    // The predicate as `j ? i`, then the one under which an entry is masked.
+    arith::CmpIPredicate pred = cmp.getPredicate();
+    if (lhs == 3)
+      pred = swapCmpIOperands(pred);
+    if (!maskWhenTrue)
+      pred = arith::invertPredicate(pred);
+    return pred == arith::CmpIPredicate::sgt ||
+           pred == arith::CmpIPredicate::ugt;
+  }
+};
+
+/// Sign tests of positions in score_mod: the key position is in [0, Lk), the
+/// query position in [0, Lq) without q_offset. `x >= c`, `x > c` with c < 0
+/// (c <= 0 for >=) are true, the opposite tests false (front ends build
+/// `position >= 0` masks).
+struct FoldPositionSignTests : OpRewritePattern<arith::CmpIOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(arith::CmpIOp cmp,
+                                PatternRewriter &rewriter) const override {
+    auto op = dyn_cast<AttentionOp>(cmp->getParentOp());
+    if (!op || cmp->getBlock() != &op.getScoreMod().front())
+      return failure();
+    Block &block = *cmp->getBlock();
+    arith::CmpIPredicate pred = cmp.getPredicate();
+    Value x = cmp.getLhs(), c = cmp.getRhs();
+    if (positionArgument(x, block) < 0) {
+      std::swap(x, c);
+      pred = swapCmpIOperands(pred);
+    }
+    int64_t arg = positionArgument(x, block);
+    APInt constant;
+    if (arg < 0 || (arg == 3 && op.getQOffset()) ||
+        !matchPattern(c, m_ConstantInt(&constant)))
+      return failure();
+    // x >= 0: decide `x pred c` where possible.
+    int64_t k = constant.getSExtValue();
+    std::optional<bool> result;
+    using P = arith::CmpIPredicate;
+    if ((pred == P::sge && k <= 0) || (pred == P::sgt && k < 0) ||
+        (pred == P::ne && k < 0))
+      result = true;
+    else if ((pred == P::slt && k <= 0) || (pred == P::sle && k < 0) ||
+             (pred == P::eq && k < 0))
+      result = false;
+    if (!result)
+      return failure();
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        cmp, rewriter.getBoolAttr(*result));
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::rpe::populateRPEFoldScoreProducersPatterns(
+    RewritePatternSet &patterns, int64_t maxOps) {
+  patterns.add<FoldScoreProducers>(patterns.getContext(), maxOps);
+  patterns.add<RecognizeCausalMask, FoldPositionSignTests>(
+      patterns.getContext());
+  // The producers' bounds checks are repeated in score_mod.
+  populateRPEEraseUnusedChecksPatterns(patterns);
+  // A score_mod left yielding its score (the mask became `causal`) goes.
+  AttentionOp::getCanonicalizationPatterns(patterns, patterns.getContext());
+}

@@ -1,0 +1,147 @@
+"""Front-end bias and mask code folded into score_mod (rpe-fuse-attention's
+fold-ops, the kernels' diagonal tables): IR written the way torch-mlir
+exports transformers' models, compiled fused and through the reference path,
+against NumPy. The lengths are not multiples of the tiles, so the vector
+kernel's padded diagonal entries are computed too: there a gather of a
+(Lq + Lk - 1)-row table, with torch-mlir's bounds checks, would fail if
+the padding read past the last diagonal."""
+
+import numpy as np
+import pytest
+
+import rpe
+
+H, D = 2, 8
+FINFO_MIN = float(np.finfo(np.float32).min)
+
+
+def module(lq, lk, mask):
+    """@f(q, k, v, table): attention with bias[h, i, j] = table[j - i + lq -
+    1, h] (a relative_position_index gather, Swin style) and an additive
+    mask built from aranges: "causal" keeps j <= i, "strict" keeps j < i,
+    "nonneg" keeps position >= 0 (always)."""
+    n = lq + lk - 1
+    keep = {"causal": "arith.cmpi sle, %j, %i : i64",
+            "strict": "arith.cmpi slt, %j, %i : i64",
+            "nonneg": "arith.cmpi sge, %i, %c0_i64 : i64"}[mask]
+    return f"""
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0, 0)>
+#col = affine_map<(d0, d1) -> (0, d1)>
+#ij = affine_map<(d0, d1, d2) -> (d0, d1)>
+#ijh = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#q4 = affine_map<(d0, d1, d2, d3) -> (0, 0, d2, 0)>
+#k4 = affine_map<(d0, d1, d2, d3) -> (0, 0, 0, d3)>
+func.func @f(%q: tensor<1x{H}x{lq}x{D}xf32>, %k: tensor<1x{H}x{lk}x{D}xf32>,
+             %v: tensor<1x{H}x{lk}x{D}xf32>, %t: tensor<{n}x{H}xf32>)
+    -> tensor<1x{H}x{lq}x{D}xf32> {{
+  %c0 = arith.constant 0 : index
+  %c0_i64 = arith.constant 0 : i64
+  %off = arith.constant {lq - 1} : i64
+  %cn = arith.constant {n} : index
+  %zero = arith.constant 0.0 : f32
+  %min = arith.constant {FINFO_MIN:.9e} : f32
+  %eq = tensor.empty() : tensor<{lq}xi64>
+  %aq = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>],
+      iterator_types = ["parallel"]}} outs(%eq : tensor<{lq}xi64>) {{
+  ^bb0(%o: i64):
+    %x = linalg.index 0 : index
+    %c = arith.index_cast %x : index to i64
+    linalg.yield %c : i64
+  }} -> tensor<{lq}xi64>
+  %ek = tensor.empty() : tensor<{lk}xi64>
+  %ak = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>],
+      iterator_types = ["parallel"]}} outs(%ek : tensor<{lk}xi64>) {{
+  ^bb0(%o: i64):
+    %x = linalg.index 0 : index
+    %c = arith.index_cast %x : index to i64
+    linalg.yield %c : i64
+  }} -> tensor<{lk}xi64>
+  %r = tensor.expand_shape %aq [[0, 1]] output_shape [{lq}, 1]
+      : tensor<{lq}xi64> into tensor<{lq}x1xi64>
+  %c = tensor.expand_shape %ak [[0, 1]] output_shape [1, {lk}]
+      : tensor<{lk}xi64> into tensor<1x{lk}xi64>
+  %e = tensor.empty() : tensor<{lq}x{lk}xi64>
+  %rel = linalg.generic {{indexing_maps = [#col, #row, #id2],
+      iterator_types = ["parallel", "parallel"]}}
+      ins(%c, %r : tensor<1x{lk}xi64>, tensor<{lq}x1xi64>)
+      outs(%e : tensor<{lq}x{lk}xi64>) {{
+  ^bb0(%a: i64, %b: i64, %o: i64):
+    %d = arith.subi %a, %b : i64
+    %s = arith.addi %d, %off : i64
+    linalg.yield %s : i64
+  }} -> tensor<{lq}x{lk}xi64>
+  %eg = tensor.empty() : tensor<{lq}x{lk}x{H}xf32>
+  %g = linalg.generic {{indexing_maps = [#ij, #ijh],
+      iterator_types = ["parallel", "parallel", "parallel"]}}
+      ins(%rel : tensor<{lq}x{lk}xi64>) outs(%eg : tensor<{lq}x{lk}x{H}xf32>) {{
+  ^bb0(%in: i64, %o: f32):
+    %idx = arith.index_cast %in : i64 to index
+    %h = linalg.index 2 : index
+    %lt = arith.cmpi slt, %idx, %cn : index
+    cf.assert %lt, "index must be smaller than dim size"
+    %ge = arith.cmpi sge, %in, %c0_i64 : i64
+    cf.assert %ge, "index must be larger or equal to 0"
+    %x = tensor.extract %t[%idx, %h] : tensor<{n}x{H}xf32>
+    linalg.yield %x : f32
+  }} -> tensor<{lq}x{lk}x{H}xf32>
+  %et = tensor.empty() : tensor<{H}x{lq}x{lk}xf32>
+  %tr = linalg.transpose ins(%g : tensor<{lq}x{lk}x{H}xf32>)
+      outs(%et : tensor<{H}x{lq}x{lk}xf32>) permutation = [2, 0, 1]
+  %bias = tensor.expand_shape %tr [[0, 1], [2], [3]]
+      output_shape [1, {H}, {lq}, {lk}]
+      : tensor<{H}x{lq}x{lk}xf32> into tensor<1x{H}x{lq}x{lk}xf32>
+  %r4 = tensor.expand_shape %aq [[0, 1, 2, 3]] output_shape [1, 1, {lq}, 1]
+      : tensor<{lq}xi64> into tensor<1x1x{lq}x1xi64>
+  %c4 = tensor.expand_shape %ak [[0, 1, 2, 3]] output_shape [1, 1, 1, {lk}]
+      : tensor<{lk}xi64> into tensor<1x1x1x{lk}xi64>
+  %em = tensor.empty() : tensor<1x1x{lq}x{lk}xf32>
+  %mask = linalg.generic {{indexing_maps = [#k4, #q4, #id4],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%c4, %r4 : tensor<1x1x1x{lk}xi64>, tensor<1x1x{lq}x1xi64>)
+      outs(%em : tensor<1x1x{lq}x{lk}xf32>) {{
+  ^bb0(%j: i64, %i: i64, %o: f32):
+    %keep = {keep}
+    %m = arith.select %keep, %zero, %min : f32
+    linalg.yield %m : f32
+  }} -> tensor<1x1x{lq}x{lk}xf32>
+  %out = rpe.attention %q, %k, %v bias(%bias : tensor<1x{H}x{lq}x{lk}xf32>)
+      : tensor<1x{H}x{lq}x{D}xf32>, tensor<1x{H}x{lk}x{D}xf32>,
+        tensor<1x{H}x{lk}x{D}xf32> -> tensor<1x{H}x{lq}x{D}xf32> {{
+  ^bb0(%s: f32, %b: index, %hh: index, %ii: index, %jj: index):
+    %m = tensor.extract %mask[%c0, %c0, %ii, %jj] : tensor<1x1x{lq}x{lk}xf32>
+    %sm = arith.addf %s, %m : f32
+    rpe.yield %sm : f32
+  }}
+  return %out : tensor<1x{H}x{lq}x{D}xf32>
+}}
+"""
+
+
+def expected(q, k, v, table, mask):
+    lq, lk = q.shape[2], k.shape[2]
+    i = np.arange(lq)[:, None]
+    j = np.arange(lk)[None, :]
+    bias = table[j - i + lq - 1].transpose(2, 0, 1)  # H × Lq × Lk
+    keep = {"causal": j <= i, "strict": j < i,
+            "nonneg": np.ones((lq, lk), bool)}[mask]
+    s = np.einsum("bhid,bhjd->bhij", q.astype(np.float64), k) / np.sqrt(D)
+    s = s + bias + np.where(keep, 0.0, FINFO_MIN)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    return np.einsum("bhij,bhjd->bhid", p, v)
+
+
+@pytest.mark.parametrize("reference", [False, True], ids=["fused", "reference"])
+@pytest.mark.parametrize("mask", ["causal", "strict", "nonneg"])
+@pytest.mark.parametrize("lq,lk", [(1, 37), (50, 70), (130, 130), (77, 20)])
+def test_folded_bias_and_mask(lq, lk, mask, reference):
+    rng = np.random.default_rng(lq * 1000 + lk)
+    q = rng.standard_normal((1, H, lq, D)).astype(np.float32)
+    k = rng.standard_normal((1, H, lk, D)).astype(np.float32)
+    v = rng.standard_normal((1, H, lk, D)).astype(np.float32)
+    table = rng.standard_normal((lq + lk - 1, H)).astype(np.float32)
+    got = rpe.compile(module(lq, lk, mask), reference=reference).f(q, k, v, table)
+    want = expected(q, k, v, table, mask)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
