@@ -53,11 +53,15 @@ DECODE = dict(batch=8, heads=32, kv_heads=8, head_dim=128)
 DECODE_LQ = (1, 4, 16)
 DECODE_LK = (1024, 8192)
 
-RPE_IMPLS = ("rpe_none", "rpe_t5", "rpe_clip", "rpe_alibi", "rpe_swin",
-             "rpe_shaw", "rpe_deberta", "rpe_none_causal", "rpe_t5_causal")
+RPE_IMPLS = ("rpe_none", "rpe_t5", "rpe_t5_hf", "rpe_clip", "rpe_alibi",
+             "rpe_swin", "rpe_shaw", "rpe_deberta", "rpe_none_causal",
+             "rpe_t5_causal")
+# Implementations whose child needs torch (rpe_t5_hf: exported by torch-mlir).
+NEEDS_TORCH = ("rpe_t5_hf",)
 TORCH_IMPLS = ("sdpa_none", "sdpa_t5_mask", "flex_t5", "seed_eager")
 LABELS = {
-    "rpe_none": "rpe bias-free", "rpe_t5": "rpe T5", "rpe_clip": "rpe clip",
+    "rpe_none": "rpe bias-free", "rpe_t5": "rpe T5",
+    "rpe_t5_hf": "rpe T5 from transformers", "rpe_clip": "rpe clip",
     "rpe_alibi": "rpe ALiBi", "rpe_swin": "rpe Swin 2-D",
     "rpe_shaw": "rpe Shaw a^K+a^V", "rpe_deberta": "rpe DeBERTa c2p+p2c",
     "rpe_none_causal": "rpe bias-free causal", "rpe_t5_causal": "rpe T5 causal",
@@ -139,10 +143,57 @@ def _torch_t5_bucket(torch, relative_position, num_buckets=32,
     return buckets + torch.where(is_small, rel, large)
 
 
+def _t5_hf_module(length):
+    """T5's attention core as transformers writes it (T5Attention.compute_bias
+    with bidirectional log buckets, scores = q·kᵀ + position_bias, softmax in
+    float, ·v), exported by torch-mlir at this static length: the MLIR text
+    a user gets from `python -m rpe import-torch`. Function @attn(q, k, v)."""
+    import torch
+    from transformers import T5Config
+    from transformers.models.t5.modeling_t5 import T5Attention
+    from rpe.torch_import import export
+
+    config = T5Config(d_model=H * D, d_kv=D, num_heads=H,
+                      relative_attention_num_buckets=32,
+                      relative_attention_max_distance=128)
+    torch.manual_seed(0)
+    t5 = T5Attention(config, has_relative_attention_bias=True).eval()
+
+    class Core(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.t5 = t5
+
+        def forward(self, q, k, v):
+            scores = torch.matmul(q, k.transpose(3, 2))
+            scores = scores + self.t5.compute_bias(q.shape[2], k.shape[2])
+            weights = torch.nn.functional.softmax(scores.float(), dim=-1)
+            return torch.matmul(weights.type_as(scores), v)
+
+    q = torch.zeros(B, H, length, D)
+    return export(Core(), (q, q, q), func_name="attn")
+
+
 def _build(impl, length, dec):
     """Returns (call, output_bytes): `call()` runs the implementation once."""
     import numpy as np
     rng = np.random.default_rng(0)
+    if impl == "rpe_t5_hf":
+        import rpe
+        # Exported in another process: torch's thread pools must not share
+        # the cores with the timed calls.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "t5_hf.mlir")
+            subprocess.run([sys.executable, os.path.abspath(__file__),
+                            "--export-t5-hf", str(length), path], check=True)
+            with open(path) as f:
+                text = f.read()
+        mod = rpe.compile(text, cpu="native", opt_level=3,
+                          num_threads=THREADS)
+        fn = mod.attn
+        args = _arg_arrays(["tensor<%dx%dx?x%dxf32>" % (B, H, D)] * 3, length,
+                           rng)
+        return (lambda: fn(*args)), args[0].nbytes
     if impl.startswith("rpe_"):
         import rpe
         if dec:
@@ -327,7 +378,7 @@ def ensure_torch():
               file=sys.stderr)
         subprocess.run([sys.executable, "-m", "venv", venv], check=True)
     subprocess.run([python, "-m", "pip", "install", "-q", "torch", "numpy",
-                    "matplotlib"], check=True)
+                    "matplotlib", "torch-mlir", "transformers"], check=True)
     env = dict(os.environ, RPE_BENCH_IN_VENV="1")
     os.execve(python, [python] + sys.argv, env)
 
@@ -365,14 +416,20 @@ def main():
     parser.add_argument("--markdown")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--decode-shape", help=argparse.SUPPRESS)
+    parser.add_argument("--export-t5-hf", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.export_t5_hf:
+        with open(args.export_t5_hf[1], "w") as f:
+            f.write(_t5_hf_module(int(args.export_t5_hf[0])))
+        return
     if args.child:
         dec = tuple(map(int, args.decode_shape.split(","))) \
             if args.decode_shape else None
         child(args.child[0], int(args.child[1]), args.repeats, dec)
         return
     impls = args.impls.split(",")
-    if any(i in TORCH_IMPLS for i in impls) or not args.no_decode:
+    if any(i in TORCH_IMPLS + NEEDS_TORCH for i in impls) or \
+            not args.no_decode:
         ensure_torch()
 
     lanes, peak = fma_peak()
@@ -460,7 +517,7 @@ def markdown(results, lengths, impls):
             "the first is faster):", ""] + header("ratio")
     for a, b in [("rpe_t5", "sdpa_none"), ("rpe_t5", "sdpa_t5_mask"),
                  ("rpe_t5", "flex_t5"), ("rpe_t5", "seed_eager"),
-                 ("rpe_none", "sdpa_none")]:
+                 ("rpe_none", "sdpa_none"), ("rpe_t5_hf", "rpe_t5")]:
         out.append("| %s vs %s | %s |" % (LABELS[a], LABELS[b], " | ".join(
             time_ratio(a, b, n, "%.2f×") for n in lengths)))
     out += ["", "Cost over rpe bias-free (time ratio):", ""] + header("term")

@@ -91,6 +91,8 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
     pm.addPass(createRPENormalizeAttentionPass());
     pm.addPass(createRPEFuseAttentionPass());
     pm.addPass(createCanonicalizerPass());
+    // One kernel per distinct attention, not one per layer.
+    pm.addPass(createRPEOutlineKernelsPass());
     if (options.vectorize) {
       VectorizeAttentionOptions v = resolveVectorizeOptions(options);
       RPEVectorizeAttentionPassOptions vec;
@@ -136,8 +138,21 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  if (options.deallocate)
-    bufferization::buildBufferDeallocationPipeline(pm);
+  if (options.deallocate) {
+    // Upstream's buffer-deallocation-pipeline, with the simplification
+    // skipped where a function frees hundreds of buffers at its end (a deep
+    // model's entry function): its cost grows with the cube of the depth.
+    memref::ExpandReallocPassOptions realloc;
+    realloc.emitDeallocs = false;
+    pm.addPass(memref::createExpandReallocPass(realloc));
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+    pm.addPass(createCanonicalizerPass());
+    pm.addNestedPass<func::FuncOp>(createRPESimplifyDeallocationsPass());
+    pm.addPass(bufferization::createLowerDeallocationsPass());
+    pm.addPass(createCSEPass());
+    pm.addPass(createCanonicalizerPass());
+  }
   // bufferization.clone (inserted for returned buffers) -> memref.
   pm.addPass(createConvertBufferizationToMemRefPass());
 

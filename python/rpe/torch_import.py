@@ -41,6 +41,15 @@ def export(module, example_inputs, func_name="forward"):
     # transformers' rotary embeddings): make them persistent.
     for sub in module.modules():
         sub._non_persistent_buffers_set.clear()
+    # The same tensor passed twice is traced as one input: the exported
+    # function would read its first argument for both. Distinct copies keep
+    # the arguments apart.
+    inputs = []
+    for x in example_inputs:
+        if any(x is y for y in inputs) and isinstance(x, torch.Tensor):
+            x = x.clone()
+        inputs.append(x)
+    example_inputs = inputs
     with torch.no_grad():
         imported = fx.export_and_import(module, *example_inputs,
                                         output_type="linalg-on-tensors",

@@ -1,4 +1,5 @@
-// The attention kernel after rpe-cpu-pipeline is vector code of the target's
+// The attention kernel (outlined into @__rpe_attention) after
+// rpe-cpu-pipeline is vector code of the target's
 // width: FMAs on vector<16xf32> for AVX-512, vector<8xf32> for AVX2, and no
 // call of a scalar or vector exp (the softmax exp is a polynomial in FMAs);
 // without FMA (target-cpu=generic: 4 lanes) the kernel multiplies and adds.
@@ -10,34 +11,29 @@
 // RUN: rpe-compile %s --emit=asm --mcpu=haswell -O3 -o - | FileCheck %s --check-prefix=AVX2
 // RUN: rpe-compile %s --emit=asm --mcpu=generic -O3 -o - | FileCheck %s --check-prefix=SSE
 
-// CHECK-LABEL: llvm.func @t5_attention(
+// CHECK-LABEL: llvm.func @__rpe_attention(
 // W16: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // W8: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
 // CHECK-NOT: llvm.intr.exp
 // CHECK-NOT: @expf
-// CHECK-LABEL: llvm.func @_mlir_ciface_t5_attention(
 
-// NOFMA-LABEL: llvm.func @t5_attention(
+// NOFMA-LABEL: llvm.func @__rpe_attention(
 // NOFMA-NOT: llvm.intr.fma
 // NOFMA: llvm.fmul %{{.*}}, %{{.*}} : vector<4xf32>
 // NOFMA-NOT: llvm.intr.fma
-// NOFMA-LABEL: llvm.func @_mlir_ciface_t5_attention(
 
-// AVX512-LABEL: t5_attention:
+// AVX512-LABEL: __rpe_attention:
 // AVX512: vfmadd{{[0-9]+}}ps {{.*}}%zmm
 // AVX512-NOT: expf
-// AVX512-LABEL: _mlir_ciface_t5_attention:
-// AVX2-LABEL: t5_attention:
+// AVX2-LABEL: __rpe_attention:
 // AVX2-NOT: zmm
 // AVX2: vfmadd{{[0-9]+}}ps {{.*}}%ymm
 // AVX2-NOT: zmm
 // AVX2-NOT: expf
-// AVX2-LABEL: _mlir_ciface_t5_attention:
-// SSE-LABEL: t5_attention:
+// SSE-LABEL: __rpe_attention:
 // SSE-NOT: vfmadd
 // SSE: mulps
 // SSE-NOT: expf
-// SSE-LABEL: _mlir_ciface_t5_attention:
 
 func.func @t5_attention(%q: tensor<1x8x?x64xf32>, %k: tensor<1x8x?x64xf32>,
                         %v: tensor<1x8x?x64xf32>, %table: tensor<32x8xf32>)

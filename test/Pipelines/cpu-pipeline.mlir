@@ -13,12 +13,9 @@
 // CHECK-NOT: memref.
 // CHECK-NOT: scf.
 // CHECK-NOT: cf.
+// The attention is a call of its outlined kernel (rpe-outline-kernels).
 // CHECK-LABEL: llvm.func @t5_attention(
-// CHECK: llvm.call @malloc
-// Bucket logarithms stay exact (libm); the kernel's exp is a polynomial.
-// CHECK: llvm.intr.log
-// CHECK: llvm.intr.fma
-// CHECK-NOT: llvm.intr.exp
+// CHECK: llvm.call @__rpe_attention(
 // CHECK-LABEL: llvm.func @_mlir_ciface_t5_attention(
 // CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
 // CHECK: llvm.call @t5_attention(
@@ -28,6 +25,16 @@
 // CHECK-LABEL: llvm.func @_mlir_ciface_t5_attention_check(
 // CHECK-NOT: @_mlir_ciface_helper
 // CHECK-NOT: @helper_check
+// The kernel: private, never inlined, no C interface.
+// CHECK-LABEL: llvm.func @__rpe_attention(
+// CHECK-SAME: passthrough = ["noinline"]
+// CHECK-SAME: sym_visibility = "private"
+// CHECK: llvm.call @malloc
+// Bucket logarithms stay exact (libm); the kernel's exp is a polynomial.
+// CHECK: llvm.intr.log
+// CHECK: llvm.intr.fma
+// CHECK-NOT: llvm.intr.exp
+// CHECK-NOT: @_mlir_ciface___rpe_attention
 
 // NOCHECKS-NOT: _check
 

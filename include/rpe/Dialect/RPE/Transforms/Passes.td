@@ -115,6 +115,57 @@ def RPEFuseAttentionPass : Pass<"rpe-fuse-attention"> {
   ];
 }
 
+def RPEOutlineKernelsPass : Pass<"rpe-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Move each rpe.attention, and linalg ops that repeat, into "
+                "private functions shared by identical ones";
+  let description = [{
+    Replaces every `rpe.attention` in a function, and every structured
+    linalg op on tensors (but `linalg.fill`) that occurs at least
+    `min-repeats` times, by a `func.call` of a private function
+    (`__rpe_attention*`, `__rpe_kernel*`) that holds it. The arguments are
+    the op's operands and the values its regions read from above, except
+    scalar constants (copied in); an init that is a `tensor.empty`, or a
+    `linalg.fill` of one used only there, is built inside. Ops that are the
+    same up to their arguments — the layers of a model — call one function,
+    so the attention kernel that `rpe-vectorize-attention` or
+    `rpe-tile-attention` builds, and the loops of the projections, norms and
+    MLPs, are lowered and compiled by LLVM once instead of once per layer:
+    compile time grows with the distinct layers, not the depth. The CPU
+    pipeline runs it before the kernels.
+  }];
+  let options = [
+    Option<"minRepeats", "min-repeats", "int64_t", /*default=*/"2",
+           "Occurrences from which a linalg op is outlined (0: attention "
+           "only)">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect"];
+}
+
+def RPESimplifyDeallocationsPass
+    : Pass<"rpe-simplify-deallocations", "::mlir::func::FuncOp"> {
+  let summary = "Upstream buffer-deallocation-simplification, on functions "
+                "whose deallocations stay small";
+  let description = [{
+    Runs `buffer-deallocation-simplification` on a function unless one of
+    its `bufferization.dealloc` ops releases more than `max-memrefs`
+    memrefs. Ownership-based deallocation frees a function's buffers at the
+    end of its block, so a deep model's entry function ends in one dealloc
+    of every intermediate buffer; the simplification's alias queries over it
+    grow with the cube of the depth (5 s for a 24-layer T5). Unsimplified,
+    such a dealloc lowers to a helper that compares the pointers at run
+    time: O(memrefs · retained) comparisons, negligible next to the model.
+  }];
+  let options = [
+    Option<"maxMemrefs", "max-memrefs", "int64_t", /*default=*/"64",
+           "Most memrefs of one dealloc op for which the function is "
+           "simplified">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::memref::MemRefDialect",
+  ];
+}
+
 def RPETileAttentionPass : Pass<"rpe-tile-attention"> {
   let summary = "Tile rpe.attention into a FlashAttention-2 kernel on tensors";
   let description = [{

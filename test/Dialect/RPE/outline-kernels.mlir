@@ -1,0 +1,94 @@
+// RUN: rpe-opt %s -rpe-outline-kernels -split-input-file | FileCheck %s
+// RUN: rpe-opt %s -rpe-outline-kernels=min-repeats=0 -split-input-file | FileCheck %s --check-prefix=ATTN
+// RUN: not rpe-opt %s -rpe-outline-kernels=min-repeats=-1 -split-input-file 2>&1 | FileCheck %s --check-prefix=NEG
+
+// NEG: error: rpe-outline-kernels: min-repeats must not be negative, got -1
+
+// Two layers with the same attention (different inputs, the same bias
+// table) call one function; a third with another score_mod gets its own. The
+// scalar constant score_mod reads is copied in, the table is an argument.
+// CHECK-LABEL: func.func @layers
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x8x4xf32>, %[[K:.*]]: tensor<1x2x8x4xf32>, %[[T:.*]]: tensor<9x2xf32>)
+// CHECK: %[[A:.*]] = call @__rpe_attention(%[[Q]], %[[T]]) : (tensor<1x2x8x4xf32>, tensor<9x2xf32>) -> tensor<1x2x8x4xf32>
+// CHECK: %[[B:.*]] = call @__rpe_attention(%[[K]], %[[T]])
+// CHECK: %[[C:.*]] = call @__rpe_attention_0(%[[K]])
+// CHECK: return %[[A]], %[[B]], %[[C]]
+// CHECK: func.func private @__rpe_attention(%[[AQ:.*]]: tensor<1x2x8x4xf32>, %[[AT:.*]]: tensor<9x2xf32>) -> tensor<1x2x8x4xf32> attributes {passthrough = ["noinline"]}
+// CHECK: arith.constant 2.000000e+00 : f32
+// CHECK: %[[R:.*]] = rpe.attention %[[AQ]], %[[AQ]], %[[AQ]]
+// CHECK: tensor.extract %[[AT]]
+// CHECK: return %[[R]]
+// CHECK: func.func private @__rpe_attention_0(
+// CHECK: rpe.attention {{.*}} causal
+// CHECK-NOT: func.func
+// ATTN-LABEL: func.func @layers
+// ATTN-COUNT-2: call @__rpe_attention(
+// ATTN: call @__rpe_attention_0(
+func.func @layers(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %t: tensor<9x2xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
+  %two = arith.constant 2.0 : f32
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by clip<max_distance = 4>
+    %v = tensor.extract %t[%bk, %h] : tensor<9x2xf32>
+    %w = arith.mulf %v, %two : f32
+    %r = arith.addf %s, %w : f32
+    rpe.yield %r : f32
+  }
+  %1 = rpe.attention %k, %k, %k : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by clip<max_distance = 4>
+    %v = tensor.extract %t[%bk, %h] : tensor<9x2xf32>
+    %w = arith.mulf %v, %two : f32
+    %r = arith.addf %s, %w : f32
+    rpe.yield %r : f32
+  }
+  %2 = rpe.attention %k, %k, %k causal : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>
+  return %0, %1, %2 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
+}
+
+// -----
+
+// A projection repeated in two layers (matmul into a zero fill, then a
+// bias add) becomes one function per op, the fill built inside; the
+// transpose that occurs once stays where it is, and so do the fills.
+// CHECK-LABEL: func.func @projections
+// CHECK-SAME: (%[[X:.*]]: tensor<16x32xf32>, %[[W1:.*]]: tensor<32x32xf32>, %[[W2:.*]]: tensor<32x32xf32>, %[[BIAS:.*]]: tensor<32xf32>)
+// CHECK: %[[M1:.*]] = call @__rpe_kernel(%[[X]], %[[W1]])
+// CHECK: %[[A1:.*]] = call @__rpe_kernel_0(%[[M1]], %[[BIAS]])
+// CHECK: %[[M2:.*]] = call @__rpe_kernel(%[[A1]], %[[W2]])
+// CHECK: %[[A2:.*]] = call @__rpe_kernel_0(%[[M2]], %[[BIAS]])
+// CHECK: %[[T:.*]] = linalg.transpose ins(%[[A2]]
+// CHECK: return %[[T]]
+// CHECK: func.func private @__rpe_kernel(%[[A:.*]]: tensor<16x32xf32>, %[[B:.*]]: tensor<32x32xf32>) -> tensor<16x32xf32>
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<16x32xf32>
+// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<16x32xf32>)
+// CHECK: %[[MM:.*]] = linalg.matmul ins(%[[A]], %[[B]] : tensor<16x32xf32>, tensor<32x32xf32>) outs(%[[F]] : tensor<16x32xf32>)
+// CHECK: return %[[MM]]
+// CHECK: func.func private @__rpe_kernel_0(
+// CHECK: linalg.generic
+// ATTN-LABEL: func.func @projections
+// ATTN-NOT: call
+// ATTN-COUNT-2: linalg.matmul
+func.func @projections(%x: tensor<16x32xf32>, %w1: tensor<32x32xf32>, %w2: tensor<32x32xf32>, %bias: tensor<32xf32>) -> tensor<32x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<16x32xf32>
+  %f0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %m0 = linalg.matmul ins(%x, %w1 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%f0 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %a0 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m0, %bias : tensor<16x32xf32>, tensor<32xf32>) outs(%e0 : tensor<16x32xf32>) {
+  ^bb0(%in: f32, %b: f32, %out: f32):
+    %s = arith.addf %in, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  %e1 = tensor.empty() : tensor<16x32xf32>
+  %f1 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %m1 = linalg.matmul ins(%a0, %w2 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%f1 : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %e2 = tensor.empty() : tensor<16x32xf32>
+  %a1 = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%m1, %bias : tensor<16x32xf32>, tensor<32xf32>) outs(%e2 : tensor<16x32xf32>) {
+  ^bb0(%in: f32, %b: f32, %out: f32):
+    %s = arith.addf %in, %b : f32
+    linalg.yield %s : f32
+  } -> tensor<16x32xf32>
+  %et = tensor.empty() : tensor<32x16xf32>
+  %t = linalg.transpose ins(%a1 : tensor<16x32xf32>) outs(%et : tensor<32x16xf32>) permutation = [1, 0]
+  return %t : tensor<32x16xf32>
+}
