@@ -120,6 +120,8 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // Matmuls and other contractions: an inner axpy the loop vectorizer takes.
+  pm.addPass(createRPEInterchangeReductionsPass());
   // The linalg ops outside the attention kernels (projections, diagonal
   // tables, other rpe ops, the reference path, user code) on threads too.
   if (options.numThreads > 1) {

@@ -166,6 +166,26 @@ def RPESimplifyDeallocationsPass
   ];
 }
 
+def RPEInterchangeReductionsPass : Pass<"rpe-interchange-reductions"> {
+  let summary = "Put a contraction's reduction loop outside its innermost "
+                "parallel loop";
+  let description = [{
+    A linalg op on tensors whose innermost loop is its only reduction and
+    whose next loop is parallel and indexes the last (contiguous) dimension
+    of every operand that uses it — a matmul `C[i, j] += A[i, k]·B[k, j]`,
+    batched or written as a generic — is generalized and interchanged to
+    (…, k, j): `convert-linalg-to-loops` then yields an innermost axpy over
+    contiguous rows, which LLVM's loop vectorizer turns into vector FMAs,
+    instead of a serial float reduction along strided memory, which it
+    cannot vectorize without reassociating. Each output element still sums
+    over k in the same order: the result is bit for bit the same. Row
+    reductions (softmax sums, norms), whose inputs would become strided, are
+    left alone. The CPU pipeline runs it on the projections and MLPs of a
+    model (the attention kernels are vector code already).
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def RPETileAttentionPass : Pass<"rpe-tile-attention"> {
   let summary = "Tile rpe.attention into a FlashAttention-2 kernel on tensors";
   let description = [{

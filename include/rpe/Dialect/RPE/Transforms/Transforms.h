@@ -79,6 +79,12 @@ void populateRPERaiseAttentionPatterns(RewritePatternSet &patterns);
 void populateRPEFuseAttentionPatterns(RewritePatternSet &patterns,
                                       int64_t maxFoldOps = 512);
 
+/// Interchanges linalg contractions whose innermost loop is their reduction
+/// so that the loop before it (parallel, contiguous in every operand) is
+/// innermost: an axpy the loop vectorizer handles (rpe-interchange-
+/// reductions).
+void populateRPEInterchangeReductionsPatterns(RewritePatternSet &patterns);
+
 /// Erases unused `linalg.generic`s whose bodies are free of memory effects
 /// but for `cf.assert` (a front end's bounds checks of a gather nobody reads).
 void populateRPEEraseUnusedChecksPatterns(RewritePatternSet &patterns);

@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Whole models, side by side in one run: Hugging Face models with random
+weights from a config (no downloads) compiled ahead of time by rpe (exported
+by torch-mlir, `rpe.compile`) against transformers eager and
+`torch.compile` on the same machine.
+
+Models (fp32, batch 1): a 4-layer T5 encoder (d_model 512, 8 heads of 64,
+d_ff 2048, ReLU, bidirectional relative bias) and a 4-layer LLaMA-style
+decoder (hidden 512, 8 heads, 2 kv heads, intermediate 1536, RoPE, causal),
+both with eager attention, at L in {512, 2048}. Every (model, L,
+implementation) runs in a fresh child process with 2 threads: build (export
+and compile, or torch.compile's warm-up), then --repeats timed calls
+(median). rpe's output is checked against eager (max |difference| relative
+to max |output|, printed).
+
+    python3 bench/model_bench.py [--models t5,llama] [--lengths 512,2048]
+        [--repeats 5] [--json out.json]
+
+torch, torch-mlir and transformers come from the virtual environment of
+cpu_attention_bench.py (created when missing); rpe from the build
+(RPE_BUILD_DIR, default build/).
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, HERE)
+
+THREADS = 2
+IMPLS = ("rpe", "eager", "compile")
+
+
+def make_model(name):
+    import torch
+    torch.manual_seed(0)
+    if name == "t5":
+        from transformers import T5Config, T5EncoderModel
+        config = T5Config(vocab_size=1024, d_model=512, d_kv=64, d_ff=2048,
+                          num_layers=4, num_heads=8, dropout_rate=0.0,
+                          feed_forward_proj="relu")
+        config._attn_implementation = "eager"
+        model = T5EncoderModel(config).eval()
+    elif name == "llama":
+        from transformers import LlamaConfig, LlamaModel
+        config = LlamaConfig(vocab_size=1024, hidden_size=512,
+                             intermediate_size=1536, num_hidden_layers=4,
+                             num_attention_heads=8, num_key_value_heads=2,
+                             max_position_embeddings=4096)
+        config._attn_implementation = "eager"
+        model = LlamaModel(config).eval()
+    else:
+        raise ValueError(name)
+
+    class LastHidden(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, ids):
+            return self.model(input_ids=ids).last_hidden_state
+    return LastHidden().eval()
+
+
+def child(name, length, impl, repeats):
+    import numpy as np
+    import torch
+    torch.set_num_threads(THREADS)
+    model = make_model(name)
+    ids = torch.randint(0, 1024, (1, length))
+    with torch.no_grad():
+        want = model(ids).numpy()
+    start = time.perf_counter()
+    if impl == "rpe":
+        import rpe
+        from rpe.torch_import import export
+        text = export(model, (ids,), func_name="model")
+        del model
+        mod = rpe.compile(text, cpu="native", opt_level=3,
+                          num_threads=THREADS)
+        ids_np = ids.numpy()
+
+        def call():
+            return mod.model(ids_np)
+    elif impl == "eager":
+        def call():
+            with torch.no_grad():
+                return model(ids).numpy()
+    else:
+        compiled = torch.compile(model)
+
+        def call():
+            with torch.no_grad():
+                return compiled(ids).numpy()
+    got = call()  # warm-up (compiles torch.compile)
+    build = time.perf_counter() - start
+    call()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - t0)
+    error = float(np.abs(got - want).max() / np.abs(want).max())
+    print(json.dumps({"times": times, "build_s": build, "rel_error": error}))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="t5,llama")
+    parser.add_argument("--lengths", default="512,2048")
+    parser.add_argument("--impls", default=",".join(IMPLS))
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json")
+    parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child[0], int(args.child[1]), args.child[2], args.repeats)
+        return
+    from cpu_attention_bench import ensure_torch
+    ensure_torch()
+    rows = []
+    env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
+    for name in args.models.split(","):
+        for length in [int(x) for x in args.lengths.split(",")]:
+            for impl in args.impls.split(","):
+                proc = subprocess.run(
+                    [sys.executable, os.path.abspath(__file__), "--child",
+                     name, str(length), impl, "--repeats", str(args.repeats)],
+                    capture_output=True, text=True, env=env)
+                row = {"model": name, "L": length, "impl": impl}
+                if proc.returncode != 0:
+                    tail = (proc.stderr or proc.stdout).strip().splitlines()
+                    row["error"] = tail[-1] if tail else "exit %d" % \
+                        proc.returncode
+                    print("%-6s %5d %-8s error: %s" % (name, length, impl,
+                                                       row["error"]),
+                          flush=True)
+                else:
+                    r = json.loads(proc.stdout.strip().splitlines()[-1])
+                    row.update(ms=statistics.median(r["times"]) * 1e3,
+                               build_s=r["build_s"],
+                               rel_error=r["rel_error"], times=r["times"])
+                    print("%-6s %5d %-8s %9.1f ms  build %6.1f s  error %.1e"
+                          % (name, length, impl, row["ms"], row["build_s"],
+                             row["rel_error"]), flush=True)
+                rows.append(row)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+    by = {(r["model"], r["L"], r["impl"]): r for r in rows}
+    print("\n| model | L | rpe (ms) | eager (ms) | torch.compile (ms) "
+          "| eager / rpe | compile / rpe |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name in args.models.split(","):
+        for length in [int(x) for x in args.lengths.split(",")]:
+            ms = [by.get((name, length, i), {}).get("ms") for i in IMPLS]
+            cells = ["%.1f" % m if m else "—" for m in ms]
+            ratios = ["%.2f×" % (m / ms[0]) if m and ms[0] else "—"
+                      for m in ms[1:]]
+            print("| %s | %d | %s | %s |" % (name, length, " | ".join(cells),
+                                             " | ".join(ratios)))
+
+
+if __name__ == "__main__":
+    main()
