@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "python", "tools"))
 
 LENGTH = 96
 
@@ -34,6 +35,7 @@ LENGTH = 96
 def export_t5(layers, path):
     import torch
     from transformers import T5Config, T5EncoderModel
+    from export_torch_models import LastHidden
     from rpe.torch_import import export
     torch.manual_seed(0)
     config = T5Config(vocab_size=64, d_model=32, d_kv=8, d_ff=64,
@@ -42,19 +44,10 @@ def export_t5(layers, path):
                       relative_attention_max_distance=128, dropout_rate=0.0,
                       feed_forward_proj="relu")
     config._attn_implementation = "eager"
-    model = T5EncoderModel(config).eval()
-
-    class Wrapped(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.model = model
-
-        def forward(self, ids):
-            return self.model(input_ids=ids).last_hidden_state
-
+    model = LastHidden(T5EncoderModel(config).eval())
     ids = torch.randint(0, 64, (1, LENGTH))
     with open(path, "w") as f:
-        f.write(export(Wrapped(), (ids,), func_name="t5_encoder"))
+        f.write(export(model, (ids,), func_name="t5_encoder"))
 
 
 def timed(cmd, repeats):

@@ -34,6 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(ROOT, "python", "tools"))
 
 THREADS = 2
 IMPLS = ("rpe", "eager", "compile")
@@ -59,15 +60,8 @@ def make_model(name):
         model = LlamaModel(config).eval()
     else:
         raise ValueError(name)
-
-    class LastHidden(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.model = model
-
-        def forward(self, ids):
-            return self.model(input_ids=ids).last_hidden_state
-    return LastHidden().eval()
+    from export_torch_models import LastHidden
+    return LastHidden(model).eval()
 
 
 def child(name, length, impl, repeats):

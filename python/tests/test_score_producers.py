@@ -15,6 +15,19 @@ H, D = 2, 8
 FINFO_MIN = float(np.finfo(np.float32).min)
 
 
+def arange(name, n):
+    """%name = arange(n) as i64, as torch-mlir writes it."""
+    return f"""  %{name}_init = tensor.empty() : tensor<{n}xi64>
+  %{name} = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>],
+      iterator_types = ["parallel"]}} outs(%{name}_init : tensor<{n}xi64>) {{
+  ^bb0(%o: i64):
+    %x = linalg.index 0 : index
+    %c = arith.index_cast %x : index to i64
+    linalg.yield %c : i64
+  }} -> tensor<{n}xi64>
+"""
+
+
 def module(lq, lk, mask):
     """@f(q, k, v, table): attention with bias[h, i, j] = table[j - i + lq -
     1, h] (a relative_position_index gather, Swin style) and an additive
@@ -42,23 +55,7 @@ func.func @f(%q: tensor<1x{H}x{lq}x{D}xf32>, %k: tensor<1x{H}x{lk}x{D}xf32>,
   %cn = arith.constant {n} : index
   %zero = arith.constant 0.0 : f32
   %min = arith.constant {FINFO_MIN:.9e} : f32
-  %eq = tensor.empty() : tensor<{lq}xi64>
-  %aq = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>],
-      iterator_types = ["parallel"]}} outs(%eq : tensor<{lq}xi64>) {{
-  ^bb0(%o: i64):
-    %x = linalg.index 0 : index
-    %c = arith.index_cast %x : index to i64
-    linalg.yield %c : i64
-  }} -> tensor<{lq}xi64>
-  %ek = tensor.empty() : tensor<{lk}xi64>
-  %ak = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>],
-      iterator_types = ["parallel"]}} outs(%ek : tensor<{lk}xi64>) {{
-  ^bb0(%o: i64):
-    %x = linalg.index 0 : index
-    %c = arith.index_cast %x : index to i64
-    linalg.yield %c : i64
-  }} -> tensor<{lk}xi64>
-  %r = tensor.expand_shape %aq [[0, 1]] output_shape [{lq}, 1]
+{arange("aq", lq)}{arange("ak", lk)}  %r = tensor.expand_shape %aq [[0, 1]] output_shape [{lq}, 1]
       : tensor<{lq}xi64> into tensor<{lq}x1xi64>
   %c = tensor.expand_shape %ak [[0, 1]] output_shape [1, {lk}]
       : tensor<{lk}xi64> into tensor<1x{lk}xi64>
