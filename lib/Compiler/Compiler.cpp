@@ -63,9 +63,9 @@ LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
   if (options.target == "nvptx")
     return emitError(loc) << "--target=nvptx is not yet supported; use "
                              "--target=cpu";
-  if (options.target != "cpu")
+  if (options.target != "cpu" && options.target != "nvptx-emulated")
     return emitError(loc) << "unknown target '" << options.target
-                          << "' (expected 'cpu' or 'nvptx')";
+                          << "' (expected 'cpu', 'nvptx' or 'nvptx-emulated')";
   if (options.optLevel > 3)
     return emitError(loc) << "optimization level must be 0..3, got "
                           << options.optLevel;
@@ -217,6 +217,8 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
   pipeline.reference = options.reference;
   pipeline.tileQ = options.tileQ;
   pipeline.tileK = options.tileK;
+  // The GPU kernels, one thread per block, run as loops on the CPU.
+  pipeline.gpuEmulation = options.target == "nvptx-emulated";
   buildCPUPipeline(pm, pipeline);
   if (failed(pm.run(module)))
     return failure();

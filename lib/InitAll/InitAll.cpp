@@ -9,11 +9,14 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void mlir::rpe::registerAllDialects(DialectRegistry &registry) {
   registry.insert<RPEDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary translates gpu.module to LLVM IR in the pass.
+  mlir::registerAllToLLVMIRTranslations(registry);
 }
 
 void mlir::rpe::registerAllPasses() {

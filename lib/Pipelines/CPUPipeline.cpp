@@ -78,21 +78,77 @@ mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
   return v;
 }
 
+void mlir::rpe::addFusionPasses(OpPassManager &pm) {
+  // Front-end attention (batch_matmul on collapsed batch·heads,
+  // transposes) into the 4-D form the raising matches.
+  pm.addPass(createRPENormalizeAttentionPass());
+  pm.addPass(createRPEFuseAttentionPass());
+  pm.addPass(createCanonicalizerPass());
+  // One kernel per distinct attention, not one per layer.
+  pm.addPass(createRPEOutlineKernelsPass());
+}
+
+void mlir::rpe::addToLinalgPasses(OpPassManager &pm) {
+  pm.addPass(createConvertRPEToLinalgPass());
+  pm.addPass(createRPEDecomposeSoftmaxPass());
+  // Element-wise arith/math on tensors (e.g. the position sum of composed
+  // rotations, or user code) -> linalg.generic, which bufferizes.
+  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+}
+
+void mlir::rpe::addBufferizePass(OpPassManager &pm) {
+  bufferization::OneShotBufferizePassOptions bufferize;
+  bufferize.bufferizeFunctionBoundaries = true;
+  bufferize.functionBoundaryTypeConversion =
+      bufferization::LayoutMapOption::IdentityLayoutMap;
+  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+}
+
+void mlir::rpe::addDeallocationPasses(OpPassManager &pm) {
+  // Upstream's buffer-deallocation-pipeline, with the simplification
+  // skipped where a function frees hundreds of buffers at its end (a deep
+  // model's entry function): its cost grows with the cube of the depth.
+  memref::ExpandReallocPassOptions realloc;
+  realloc.emitDeallocs = false;
+  pm.addPass(memref::createExpandReallocPass(realloc));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addNestedPass<func::FuncOp>(createRPESimplifyDeallocationsPass());
+  pm.addPass(bufferization::createLowerDeallocationsPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
 void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
                                  const CPUPipelineOptions &options) {
   // Run-time size checks, derived from the ops as the user wrote them.
   if (options.shapeChecks)
     pm.addPass(createRPEInsertShapeChecksPass());
+  if (options.gpuEmulation) {
+    NVPTXPipelineOptions gpu;
+    gpu.blockRows = 1;
+    gpu.blockSize = 1;
+    gpu.tileK = options.gpuTileK;
+    gpu.emitCInterface = options.emitCInterface;
+    gpu.deallocate = options.deallocate;
+    buildGPUKernelPasses(pm, gpu);
+    pm.addPass(createRPEGPULaunchToLoopsPass());
+    pm.addPass(createCanonicalizerPass());
+  } else {
+    buildCPUKernelPasses(pm, options);
+  }
+  addCPULoweringPasses(pm, options);
+}
+
+void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
+                                     const CPUPipelineOptions &options) {
   // Attention: fused and tiled (FlashAttention-2 structure, nothing Lq×Lk),
   // unless the reference path is asked for.
   if (!options.reference) {
-    // Front-end attention (batch_matmul on collapsed batch·heads,
-    // transposes) into the 4-D form the raising matches.
-    pm.addPass(createRPENormalizeAttentionPass());
-    pm.addPass(createRPEFuseAttentionPass());
-    pm.addPass(createCanonicalizerPass());
-    // One kernel per distinct attention, not one per layer.
-    pm.addPass(createRPEOutlineKernelsPass());
+    addFusionPasses(pm);
     if (options.vectorize) {
       VectorizeAttentionOptions v = resolveVectorizeOptions(options);
       RPEVectorizeAttentionPassOptions vec;
@@ -113,13 +169,7 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   }
   // Everything else in rpe -> linalg on tensors; softmax ops that were not
   // raised into an attention are decomposed.
-  pm.addPass(createConvertRPEToLinalgPass());
-  pm.addPass(createRPEDecomposeSoftmaxPass());
-  // Element-wise arith/math on tensors (e.g. the position sum of composed
-  // rotations, or user code) -> linalg.generic, which bufferizes.
-  pm.addNestedPass<func::FuncOp>(createConvertElementwiseToLinalgPass());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
+  addToLinalgPasses(pm);
   // Matmuls and other contractions: an inner axpy the loop vectorizer takes.
   pm.addPass(createRPEInterchangeReductionsPass());
   // The linalg ops outside the attention kernels (projections, diagonal
@@ -135,29 +185,15 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
 
   // Tensors -> buffers. Function boundaries take identity-layout memrefs so
   // that the C interface is a plain descriptor.
-  bufferization::OneShotBufferizePassOptions bufferize;
-  bufferize.bufferizeFunctionBoundaries = true;
-  bufferize.functionBoundaryTypeConversion =
-      bufferization::LayoutMapOption::IdentityLayoutMap;
-  pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
-  if (options.deallocate) {
-    // Upstream's buffer-deallocation-pipeline, with the simplification
-    // skipped where a function frees hundreds of buffers at its end (a deep
-    // model's entry function): its cost grows with the cube of the depth.
-    memref::ExpandReallocPassOptions realloc;
-    realloc.emitDeallocs = false;
-    pm.addPass(memref::createExpandReallocPass(realloc));
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
-    pm.addPass(createCanonicalizerPass());
-    pm.addNestedPass<func::FuncOp>(createRPESimplifyDeallocationsPass());
-    pm.addPass(bufferization::createLowerDeallocationsPass());
-    pm.addPass(createCSEPass());
-    pm.addPass(createCanonicalizerPass());
-  }
+  addBufferizePass(pm);
+  if (options.deallocate)
+    addDeallocationPasses(pm);
   // bufferization.clone (inserted for returned buffers) -> memref.
   pm.addPass(createConvertBufferizationToMemRefPass());
+}
 
+void mlir::rpe::addCPULoweringPasses(OpPassManager &pm,
+                                     const CPUPipelineOptions &options) {
   // linalg -> loops -> LLVM dialect; the attention's parallel loop goes to
   // OpenMP threads when asked for.
   if (options.numThreads > 0) {
@@ -204,4 +240,10 @@ void mlir::rpe::registerPipelines() {
       "Lower rpe to the LLVM dialect for the CPU: fused and tiled attention "
       "(or the reference path), linalg, one-shot bufferization, loops, LLVM",
       buildCPUPipeline);
+  PassPipelineRegistration<NVPTXPipelineOptions>(
+      "rpe-nvptx-pipeline",
+      "Lower rpe for NVIDIA GPUs: fused attention as SIMT kernels, the rest "
+      "as one-thread-per-element kernels, host code calling the mgpu* "
+      "runtime, device code embedded (PTX, cubin or fatbin)",
+      buildNVPTXPipeline);
 }

@@ -1063,11 +1063,16 @@ PATHS = {
     "fused": {},
     "tiles5x7": {"tile_q": 5, "tile_k": 7},
     "reference": {"reference": True},
+    # The kernels rpe-nvptx-pipeline builds (SIMT attention, one thread per
+    # element elsewhere), one thread per block, run on the CPU.
+    "gpu": {"target": "nvptx-emulated"},
 }
 
 
 def paths_for(case):
-    return list(PATHS) if "rpe.attention" in case.module else ["fused"]
+    if "rpe.attention" in case.module:
+        return list(PATHS)
+    return ["fused", "gpu"]
 
 
 def compiled(text, path="fused"):
@@ -1076,7 +1081,7 @@ def compiled(text, path="fused"):
     key = (text, path)
     if key not in _COMPILED:
         try:
-            _COMPILED[key] = rpe.compile(text, target="cpu", **PATHS[path])
+            _COMPILED[key] = rpe.compile(text, **dict({"target": "cpu"}, **PATHS[path]))
         except Exception as e:  # noqa: BLE001 - re-raised per configuration
             _COMPILED[key] = e
     mod = _COMPILED[key]

@@ -26,7 +26,9 @@ enum class EmitKind { MLIR, LLVM, Asm, Object, Shared };
 std::optional<EmitKind> parseEmitKind(StringRef name);
 
 struct CompileOptions {
-  /// "cpu" (or "nvptx", which is not supported yet).
+  /// "cpu", or "nvptx-emulated": the kernels rpe-nvptx-pipeline builds,
+  /// with one thread per block, run as loops on the CPU (for testing the
+  /// GPU code without a GPU). "nvptx" is not supported by this entry yet.
   std::string target = "cpu";
   EmitKind emit = EmitKind::Object;
   /// LLVM optimization level, 0..3.

@@ -77,6 +77,65 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       *this, "deallocate",
       llvm::cl::desc("Insert buffer deallocation (ownership-based)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> gpuEmulation{
+      *this, "gpu-emulation",
+      llvm::cl::desc("Build the kernels rpe-nvptx-pipeline builds, with one "
+                     "thread per block, and run them as loops on the CPU "
+                     "(rpe-gpu-launch-to-loops): tests the GPU code without "
+                     "a GPU"),
+      llvm::cl::init(false)};
+  PassOptions::Option<int64_t> gpuTileK{
+      *this, "gpu-tile-k",
+      llvm::cl::desc("With gpu-emulation: keys per tile of the GPU attention "
+                     "kernel"),
+      llvm::cl::init(16)};
+};
+
+/// Options of `rpe-nvptx-pipeline`.
+struct NVPTXPipelineOptions : public PassPipelineOptions<NVPTXPipelineOptions> {
+  PassOptions::Option<bool> shapeChecks{
+      *this, "shape-checks",
+      llvm::cl::desc("Add @F_check functions that check the argument sizes "
+                     "of every public @F at run time "
+                     "(rpe-insert-shape-checks)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture (sm_80, sm_90, ...)"),
+      llvm::cl::init("sm_80")};
+  PassOptions::Option<std::string> features{
+      *this, "features",
+      llvm::cl::desc("PTX features; upstream's default (+ptx60) is too old "
+                     "for sm_80 and later"),
+      llvm::cl::init("+ptx80")};
+  PassOptions::Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Device code embedded in the module: isa (PTX, "
+                     "JIT-compiled at load), bin (cubin) or fatbin"),
+      llvm::cl::init("fatbin")};
+  PassOptions::Option<int> optLevel{
+      *this, "opt-level", llvm::cl::desc("Device code optimization level"),
+      llvm::cl::init(3)};
+  PassOptions::Option<int64_t> blockRows{
+      *this, "block-rows",
+      llvm::cl::desc("Query rows (threads) per attention thread block"),
+      llvm::cl::init(128)};
+  PassOptions::Option<int64_t> tileK{
+      *this, "tile-k",
+      llvm::cl::desc("Keys per workgroup-memory tile of the attention kernel"),
+      llvm::cl::init(16)};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size",
+      llvm::cl::desc("Threads per block of the kernels made from loops"),
+      llvm::cl::init(256)};
+  PassOptions::Option<bool> emitCInterface{
+      *this, "emit-c-interface",
+      llvm::cl::desc("Give public functions _mlir_ciface_ wrappers"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> deallocate{
+      *this, "deallocate",
+      llvm::cl::desc("Free the device buffers a function does not return "
+                     "(rpe-gpu-offload)"),
+      llvm::cl::init(true)};
 };
 
 /// f32 lanes per vector register of a CPU ("native": the host, "generic" or
@@ -98,7 +157,37 @@ resolveVectorizeOptions(const CPUPipelineOptions &options);
 /// translatable to LLVM IR.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
-/// Registers `rpe-cpu-pipeline`.
+/// rpe -> fuse -> SIMT attention kernels (rpe-gpu-attention) -> linalg ->
+/// one-shot bufferization -> parallel loops -> GPU launches
+/// (rpe-gpu-offload) -> upstream's gpu-lower-to-nvvm-pipeline. Public
+/// functions take device memory; the result calls the `mgpu*` runtime
+/// functions (librpe_cuda_runtime) and embeds the device code.
+void buildNVPTXPipeline(OpPassManager &pm, const NVPTXPipelineOptions &options);
+
+/// Pieces shared by the CPU and GPU pipelines: front-end normalization,
+/// attention fusion and outlining; the rest of rpe (and element-wise
+/// tensor code) to linalg; one-shot bufferization with identity-layout
+/// function boundaries.
+void addFusionPasses(OpPassManager &pm);
+void addToLinalgPasses(OpPassManager &pm);
+void addBufferizePass(OpPassManager &pm);
+
+/// The CPU pipeline's attention kernels (fuse, vectorize / tile), and its
+/// lowering from there (linalg, bufferization, loops, OpenMP, LLVM).
+void buildCPUKernelPasses(OpPassManager &pm, const CPUPipelineOptions &options);
+void addCPULoweringPasses(OpPassManager &pm, const CPUPipelineOptions &options);
+
+/// The GPU pipeline up to its gpu.launch kernels on buffers (before
+/// outlining and NVVM): fuse, rpe-gpu-attention, linalg, bufferization,
+/// parallel loops, rpe-gpu-offload.
+void buildGPUKernelPasses(OpPassManager &pm,
+                          const NVPTXPipelineOptions &options);
+
+/// Upstream's buffer deallocation with rpe-simplify-deallocations in place of
+/// its simplification (shared by the CPU and GPU pipelines).
+void addDeallocationPasses(OpPassManager &pm);
+
+/// Registers `rpe-cpu-pipeline` and `rpe-nvptx-pipeline`.
 void registerPipelines();
 
 } // namespace rpe

@@ -223,6 +223,114 @@ def RPETileAttentionPass : Pass<"rpe-tile-attention"> {
   ];
 }
 
+def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
+  let summary = "Lower rpe.attention to a SIMT FlashAttention kernel in "
+                "gpu.launch";
+  let description = [{
+    Rewrites every `rpe.attention` into a `gpu.launch` over (query block,
+    head, batch) with `block-rows` threads per block, one per query row,
+    writing a `memref.alloc`ed result (returned through
+    `bufferization.to_tensor restrict writable`). Per key tile of `tile-k`
+    keys, the block stages the keys and values (as f32) in workgroup
+    memory; each thread computes its row's scores from its scaled query row
+    held in registers, adds the bias, inlines `score_mod` (Toeplitz terms
+    tabulated per (head, diagonal) first, as on the CPU), masks keys past
+    the block's end, causal and `key_lengths`, and updates its running max,
+    sum and output row (registers) with the online softmax, `rel_values`
+    included. Rows that see no key give 0. Nothing of size Lq×Lk exists.
+
+    With static head dimensions (at most `max-head-dim`, else an error) the
+    loops over them are unrolled and the rows stay in registers. Dynamic
+    head dimensions keep the rows in per-thread private memory of
+    `max-head-dim` floats (slower), and the kernel is preceded by a
+    `cf.assert` that the sizes fit. Operands are read with
+    `tensor.extract` inside the kernel, so the module must bufferize into
+    memory the device can read (rpe-gpu-offload).
+  }];
+  let options = [
+    Option<"blockRows", "block-rows", "int64_t", /*default=*/"128",
+           "Query rows (threads) per thread block">,
+    Option<"tileK", "tile-k", "int64_t", /*default=*/"16",
+           "Keys per workgroup-memory tile">,
+    Option<"maxHeadDim", "max-head-dim", "int64_t", /*default=*/"256",
+           "Largest static head dimension accepted">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::cf::ControlFlowDialect", "::mlir::gpu::GPUDialect", "::mlir::linalg::LinalgDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+  ];
+  let statistics = [
+    Statistic<"numKernels", "num-kernels", "Attention ops made GPU kernels">,
+  ];
+}
+
+def RPEGPUOffloadPass : Pass<"rpe-gpu-offload", "::mlir::ModuleOp"> {
+  let summary = "Move a bufferized module's memory work to the GPU";
+  let description = [{
+    Runs after bufferization and `convert-linalg-to-parallel-loops`, on a
+    module whose public functions take device memory. In every function:
+
+    - each host `scf.parallel` (a linalg op's parallel loops: projections,
+      diagonal tables, element-wise code) becomes a `gpu.launch` with one
+      thread per iteration, linearized with the innermost dimension fastest,
+      `block-size` threads per block; its sequential loops (reductions) run
+      inside the thread;
+    - a host `scf.for` nest that touches memory and launches and calls
+      nothing (a linalg op without parallel dimensions) runs in a
+      single-thread launch;
+    - `memref.copy` becomes a launch like a parallel loop;
+    - `memref.alloc` / `memref.dealloc` become `gpu.alloc` / `gpu.dealloc`;
+    - `memref.get_global` constants that kernels read are copied into
+      device memory (allocated and freed per call).
+
+    With `deallocate`, every device buffer a function allocates (or gets
+    as a fresh buffer from a call) and does not return is freed at the end
+    of the block that made it: launches are synchronous, so that is after
+    its last use. Upstream's ownership-based deallocation cannot be used
+    here: it rejects `gpu.barrier` and `gpu.launch_func` (unknown memory
+    effects).
+
+    Empty iteration spaces launch nothing. Host code that would still load
+    or store device memory, a kernel that would read host stack memory, and
+    parallel loops with reductions are errors.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of the launches made from loops (1..1024)">,
+    Option<"deallocate", "deallocate", "bool", /*default=*/"true",
+           "Free the device buffers a function does not return">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+  ];
+}
+
+def RPEGPULaunchToLoopsPass : Pass<"rpe-gpu-launch-to-loops"> {
+  let summary = "Run gpu.launch kernels with one-thread blocks as host loops";
+  let description = [{
+    Replaces every synchronous `gpu.launch` whose blocks have one thread
+    by a loop nest over its grid (z, y, x) that runs the kernel body with
+    thread ids 0 and block sizes 1; workgroup attributions become one host
+    buffer reused by every block (each block's code only reads what it
+    wrote, after its barriers), private attributions host stack buffers;
+    `gpu.barrier` goes (one thread has nothing to wait for); `gpu.alloc`,
+    `gpu.dealloc` and `gpu.memcpy` become their memref counterparts.
+
+    The kernel code is not changed, so this runs on the CPU exactly what
+    `rpe-nvptx-pipeline` would run on the GPU with `block-rows=1
+    block-size=1`: the `nvptx-emulated` target of rpe-compile and
+    `rpe.compile` uses it to test the GPU kernels without a GPU. Launches
+    with larger blocks or async tokens are errors.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+  ];
+}
+
 def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
   let summary = "Lower rpe.attention to a vector-level FlashAttention kernel";
   let description = [{

@@ -30,6 +30,21 @@ struct TileAttentionOptions {
 void populateRPETileAttentionPatterns(RewritePatternSet &patterns,
                                       const TileAttentionOptions &options);
 
+/// Parameters of the SIMT GPU attention kernel (rpe-gpu-attention).
+struct GPUAttentionOptions {
+  /// Query rows (threads) per thread block.
+  int64_t blockRows = 128;
+  /// Keys per workgroup-memory tile (the score loop is unrolled over them).
+  int64_t tileK = 16;
+  /// Largest static head dimension (registers per thread grow with it).
+  int64_t maxHeadDim = 256;
+};
+
+/// Patterns rewriting rpe.attention (static head dimensions) into a
+/// `gpu.launch` SIMT kernel writing a `memref.alloc`ed result.
+void populateRPEGPUAttentionPatterns(RewritePatternSet &patterns,
+                                     const GPUAttentionOptions &options);
+
 /// Parameters of the vector-level attention kernel (rpe-vectorize-attention).
 struct VectorizeAttentionOptions {
   /// f32 lanes per vector.

@@ -1,0 +1,449 @@
+//===- GPUAttention.cpp - rpe.attention as a SIMT gpu.launch kernel -------===//
+//
+// rpe.attention -> gpu.launch over (query block, head, batch) with one thread
+// per query row. Key and value tiles are staged in workgroup memory; every
+// thread keeps its query row, its running max and sum and its output row in
+// registers (the head dimensions are static and the loops over them are
+// unrolled) and runs the online softmax over the key tiles. Bias, score_mod
+// (with its Toeplitz terms tabulated per (head, diagonal) first), masks,
+// key_lengths, q_offset, grouped-query heads and rel_values are evaluated
+// per element. Nothing of size Lq×Lk exists.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
+#include "rpe/Conversion/RPEToLinalg/LinalgBuilders.h"
+#include "rpe/Dialect/RPE/IR/RPEOps.h"
+#include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
+#include "rpe/Dialect/RPE/Transforms/Passes.h"
+#include "rpe/Dialect/RPE/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+
+namespace mlir {
+namespace rpe {
+#define GEN_PASS_DEF_RPEGPUATTENTIONPASS
+#include "rpe/Dialect/RPE/Transforms/Passes.h.inc"
+} // namespace rpe
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::rpe;
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+
+/// for (i = 0; i < n; ++i) body(i).
+void forIndex(OpBuilder &b, Location loc, Value n,
+              function_ref<void(OpBuilder &, Location, Value)> body) {
+  scf::ForOp::create(b, loc, indexConst(b, loc, 0), n, indexConst(b, loc, 1),
+                     ValueRange{},
+                     [&](OpBuilder &nb, Location nl, Value i, ValueRange) {
+                       body(nb, nl, i);
+                       scf::YieldOp::create(nb, nl);
+                     });
+}
+
+/// Why `op` cannot become a SIMT kernel with `options`, or "".
+std::string unsupportedReason(AttentionOp op,
+                              const GPUAttentionOptions &options) {
+  auto qType = cast<RankedTensorType>(op.getQ().getType());
+  auto vType = cast<RankedTensorType>(op.getV().getType());
+  int64_t d = qType.getDimSize(3), dv = vType.getDimSize(3);
+  if (d > options.maxHeadDim || dv > options.maxHeadDim)
+    return "head dimensions " + std::to_string(d) + " and " +
+           std::to_string(dv) + " exceed max-head-dim (" +
+           std::to_string(options.maxHeadDim) + ")";
+  return "";
+}
+
+struct GPUAttention : OpRewritePattern<AttentionOp> {
+  GPUAttention(MLIRContext *ctx, const GPUAttentionOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!unsupportedReason(op, options).empty())
+      return rewriter.notifyMatchFailure(op, "unsupported on the GPU");
+    hoistToeplitzTerms(rewriter, op);
+
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value q = op.getQ(), k = op.getK(), v = op.getV();
+    Value bias = op.getBias(), lengths = op.getKeyLengths();
+    Value qOffset = op.getQOffset(), relValues = op.getRelValues();
+    std::optional<BucketingAttrInterface> bucketing = op.getBucketing();
+    Region &scoreMod = op.getScoreMod();
+    bool causal = op.getCausal();
+    RankedTensorType resultType = op.getResult().getType();
+    Type elementType = resultType.getElementType();
+    Type f32 = rewriter.getF32Type();
+    int64_t headDim = cast<RankedTensorType>(q.getType()).getDimSize(3);
+    int64_t valueDim = cast<RankedTensorType>(v.getType()).getDimSize(3);
+    int64_t rows = options.blockRows, tileK = options.tileK;
+    // Static head dimensions: the rows live in registers (unrolled loops).
+    // Dynamic ones: in per-thread private memory of max-head-dim floats,
+    // with a run-time check of the sizes.
+    bool inRegisters =
+        !ShapedType::isDynamic(headDim) && !ShapedType::isDynamic(valueDim);
+    int64_t kWidth = inRegisters ? headDim : options.maxHeadDim;
+    int64_t vWidth = inRegisters ? valueDim : options.maxHeadDim;
+
+    AttentionSizes dims = getAttentionSizes(rewriter, op);
+    if (!inRegisters) {
+      Value max = indexConst(rewriter, loc, options.maxHeadDim);
+      Value fits = arith::AndIOp::create(
+          rewriter, loc,
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule,
+                                dims.headDim, max),
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule,
+                                dims.valueDim, max));
+      cf::AssertOp::create(
+          rewriter, loc, fits,
+          "rpe.attention: head dimension above the GPU kernel's "
+          "max-head-dim (" +
+              std::to_string(options.maxHeadDim) + ")");
+    }
+    Value zero = indexConst(rewriter, loc, 0);
+    Value one = indexConst(rewriter, loc, 1);
+    Value rowsC = indexConst(rewriter, loc, rows);
+    Value numBlocks = arith::CeilDivUIOp::create(rewriter, loc, dims.lq, rowsC);
+    auto outType = MemRefType::get(resultType.getShape(), elementType);
+    Value out = memref::AllocOp::create(rewriter, loc, outType,
+                                        dims.resultDynamicSizes);
+
+    // An empty grid is not a valid launch: skip it (the output is empty).
+    Value work = arith::MulIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(rewriter, loc, numBlocks, dims.heads),
+        dims.batch);
+    Value nonEmpty = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ne, work, zero);
+    auto ifOp = scf::IfOp::create(rewriter, loc, nonEmpty,
+                                  /*withElseRegion=*/false);
+    rewriter.setInsertionPointToStart(ifOp.thenBlock());
+
+    auto workgroup =
+        gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
+    auto kTileType = MemRefType::get({tileK, kWidth}, f32,
+                                     MemRefLayoutAttrInterface(), workgroup);
+    auto vTileType = MemRefType::get({tileK, vWidth}, f32,
+                                     MemRefLayoutAttrInterface(), workgroup);
+    SmallVector<Type> privateTypes;
+    if (!inRegisters) {
+      auto priv = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Private);
+      auto rowType = MemRefType::get({options.maxHeadDim}, f32,
+                                     MemRefLayoutAttrInterface(), priv);
+      privateTypes = {rowType, rowType};
+    }
+    auto launch = gpu::LaunchOp::create(
+        rewriter, loc, numBlocks, dims.heads, dims.batch, rowsC, one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, TypeRange{kTileType, vTileType},
+        privateTypes);
+    Block &body = launch.getBody().front();
+    rewriter.setInsertionPointToStart(&body);
+    Value kTile = launch.getWorkgroupAttributions()[0];
+    Value vTile = launch.getWorkgroupAttributions()[1];
+    gpu::KernelDim3 blockIds = launch.getBlockIds();
+    Value tx = launch.getThreadIds().x;
+    Value b0 = blockIds.z, h = blockIds.y;
+    Value row0 = arith::MulIOp::create(rewriter, loc, blockIds.x, rowsC);
+    Value row = arith::AddIOp::create(rewriter, loc, row0, tx);
+    Value lqMinus1 = arith::SubIOp::create(rewriter, loc, dims.lq, one);
+    Value active = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ult, row, dims.lq);
+    // Rows past Lq compute on the last row and store nothing: every read
+    // stays in bounds.
+    Value rowC = arith::MinUIOp::create(rewriter, loc, row, lqMinus1);
+    Value qPos = buildQueryPosition(rewriter, loc, rowC, qOffset);
+    Value hk = arith::DivUIOp::create(rewriter, loc, h, dims.group);
+
+    // Keys the block can see: the same bound for all its threads, as they
+    // stage the tiles together.
+    Value length;
+    if (lengths) {
+      Value len32 = tensor::ExtractOp::create(rewriter, loc, lengths, b0);
+      length = arith::IndexCastOp::create(rewriter, loc,
+                                          rewriter.getIndexType(), len32);
+    }
+    Value causalEnd;
+    if (causal) {
+      Value lastRow = arith::MinUIOp::create(
+          rewriter, loc, arith::AddIOp::create(rewriter, loc, row0, rowsC),
+          dims.lq);
+      lastRow = arith::SubIOp::create(rewriter, loc, lastRow, one);
+      causalEnd = arith::AddIOp::create(
+          rewriter, loc, buildQueryPosition(rewriter, loc, lastRow, qOffset),
+          one);
+    }
+    Value kEnd = buildKeyEnd(rewriter, loc, dims.lk, length, causalEnd);
+
+    // The scaled query row and the output row: registers, or private
+    // memory (qMem, accMem).
+    SmallVector<Value> qRow;
+    Value qMem, accMem;
+    SmallVector<Value> init = {f32Const(rewriter, loc, kNegInf),
+                               f32Const(rewriter, loc, 0.0)};
+    if (inRegisters) {
+      for (int64_t d = 0; d < headDim; ++d) {
+        Value at[] = {b0, h, rowC, indexConst(rewriter, loc, d)};
+        qRow.push_back(arith::MulFOp::create(
+            rewriter, loc, extractF32(rewriter, loc, q, at), dims.scale));
+      }
+      init.append(valueDim, f32Const(rewriter, loc, 0.0));
+    } else {
+      qMem = launch.getPrivateAttributions()[0];
+      accMem = launch.getPrivateAttributions()[1];
+      forIndex(rewriter, loc, dims.headDim,
+               [&](OpBuilder &b, Location l, Value d) {
+                 Value at[] = {b0, h, rowC, d};
+                 Value x = arith::MulFOp::create(b, l, extractF32(b, l, q, at),
+                                                 dims.scale);
+                 memref::StoreOp::create(b, l, x, qMem, d);
+               });
+      forIndex(rewriter, loc, dims.valueDim,
+               [&](OpBuilder &b, Location l, Value e) {
+                 memref::StoreOp::create(b, l, f32Const(b, l, 0.0), accMem, e);
+               });
+    }
+    Value tileKC = indexConst(rewriter, loc, tileK);
+    auto keyLoop = scf::ForOp::create(
+        rewriter, loc, zero, kEnd, tileKC, init,
+        [&](OpBuilder &b, Location l, Value k0, ValueRange iter) {
+          Value m = iter[0], lsum = iter[1];
+          SmallVector<Value> acc(iter.drop_front(2));
+          Value lastKey =
+              arith::SubIOp::create(b, l, kEnd, indexConst(b, l, 1));
+          // Stage the key and value tiles (f32): thread t copies elements
+          // t, t + rows, ...; keys past kEnd read the last key.
+          auto stage = [&](Value src, Value tile, Value widthC) {
+            Value count =
+                arith::MulIOp::create(b, l, widthC, indexConst(b, l, tileK));
+            scf::ForOp::create(
+                b, l, tx, count, rowsC, ValueRange{},
+                [&](OpBuilder &nb, Location nl, Value idx, ValueRange) {
+                  Value j = arith::DivUIOp::create(nb, nl, idx, widthC);
+                  Value d = arith::RemUIOp::create(nb, nl, idx, widthC);
+                  Value key = arith::MinUIOp::create(
+                      nb, nl, arith::AddIOp::create(nb, nl, k0, j), lastKey);
+                  Value at[] = {b0, hk, key, d};
+                  Value val = extractF32(nb, nl, src, at);
+                  memref::StoreOp::create(nb, nl, val, tile, ValueRange{j, d});
+                  scf::YieldOp::create(nb, nl);
+                });
+          };
+          stage(k, kTile, dims.headDim);
+          stage(v, vTile, dims.valueDim);
+          gpu::BarrierOp::create(b, l);
+
+          // Scores of the tile's keys, with bias, score_mod and masks.
+          SmallVector<Value> scores, keys;
+          Value tileMax;
+          for (int64_t j = 0; j < tileK; ++j) {
+            Value jC = indexConst(b, l, j);
+            Value keyRaw = arith::AddIOp::create(b, l, k0, jC);
+            Value key = arith::MinUIOp::create(b, l, keyRaw, lastKey);
+            keys.push_back(key);
+            Value s = f32Const(b, l, 0.0);
+            if (inRegisters) {
+              for (int64_t d = 0; d < headDim; ++d) {
+                Value kd = memref::LoadOp::create(
+                    b, l, kTile, ValueRange{jC, indexConst(b, l, d)});
+                s = math::FmaOp::create(b, l, qRow[d], kd, s);
+              }
+            } else {
+              s = scf::ForOp::create(
+                      b, l, indexConst(b, l, 0), dims.headDim,
+                      indexConst(b, l, 1), ValueRange{s},
+                      [&](OpBuilder &nb, Location nl, Value d, ValueRange sum) {
+                        Value qd = memref::LoadOp::create(nb, nl, qMem, d);
+                        Value kd = memref::LoadOp::create(nb, nl, kTile,
+                                                          ValueRange{jC, d});
+                        scf::YieldOp::create(
+                            nb, nl,
+                            math::FmaOp::create(nb, nl, qd, kd, sum[0])
+                                .getResult());
+                      })
+                      .getResult(0);
+            }
+            if (bias) {
+              auto biasType = cast<RankedTensorType>(bias.getType());
+              Value full[] = {b0, h, rowC, key};
+              SmallVector<Value> at;
+              for (int64_t dim = 0; dim < biasType.getRank(); ++dim)
+                at.push_back(biasType.getDimSize(dim) == 1
+                                 ? indexConst(b, l, 0)
+                                 : full[4 - biasType.getRank() + dim]);
+              s = arith::AddFOp::create(b, l, s, extractF32(b, l, bias, at));
+            }
+            if (!scoreMod.empty())
+              s = inlineScoreMod(b, scoreMod, {s, b0, h, qPos, key});
+            Value masked = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::uge, keyRaw, kEnd);
+            if (causal)
+              masked = arith::OrIOp::create(
+                  b, l, masked,
+                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, key,
+                                        qPos));
+            s = arith::SelectOp::create(b, l, masked, f32Const(b, l, kNegInf),
+                                        s);
+            scores.push_back(s);
+            tileMax =
+                tileMax
+                    ? arith::MaximumFOp::create(b, l, tileMax, s).getResult()
+                    : s;
+          }
+
+          // Online softmax: m' = max(m, max_j s), alpha = exp(m - m') (0
+          // while nothing was seen), p = exp(s - m') (m' = -inf only while
+          // every key so far is masked: use 0 so that p = 0).
+          Value negInf = f32Const(b, l, kNegInf), zeroF = f32Const(b, l, 0.0);
+          Value mNew = arith::MaximumFOp::create(b, l, m, tileMax);
+          Value mWasInf =
+              arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ, m, negInf);
+          Value alpha = arith::SelectOp::create(
+              b, l, mWasInf, zeroF,
+              math::ExpOp::create(b, l, arith::SubFOp::create(b, l, m, mNew)));
+          Value mNewInf = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
+                                                mNew, negInf);
+          Value mSafe = arith::SelectOp::create(b, l, mNewInf, zeroF, mNew);
+          Value lNew = arith::MulFOp::create(b, l, alpha, lsum);
+          SmallVector<Value> probs, buckets;
+          for (int64_t j = 0; j < tileK; ++j) {
+            Value p = math::ExpOp::create(
+                b, l, arith::SubFOp::create(b, l, scores[j], mSafe));
+            lNew = arith::AddFOp::create(b, l, lNew, p);
+            probs.push_back(p);
+            if (relValues)
+              buckets.push_back(bucketing->buildBucket(b, l, qPos, keys[j]));
+          }
+          // acc[e] = alpha·acc[e] + sum_j p_j·(v[j, e] + rel_values[bucket,
+          // e]).
+          auto updateAcc = [&](OpBuilder &nb, Location nl, Value e,
+                               Value accE) {
+            accE = arith::MulFOp::create(nb, nl, alpha, accE);
+            for (int64_t j = 0; j < tileK; ++j) {
+              Value ve = memref::LoadOp::create(
+                  nb, nl, vTile, ValueRange{indexConst(nb, nl, j), e});
+              if (relValues)
+                ve = arith::AddFOp::create(
+                    nb, nl, ve,
+                    extractF32(nb, nl, relValues, ValueRange{buckets[j], e}));
+              accE = math::FmaOp::create(nb, nl, probs[j], ve, accE);
+            }
+            return accE;
+          };
+          if (inRegisters) {
+            for (int64_t e = 0; e < valueDim; ++e)
+              acc[e] = updateAcc(b, l, indexConst(b, l, e), acc[e]);
+          } else {
+            forIndex(b, l, dims.valueDim,
+                     [&](OpBuilder &nb, Location nl, Value e) {
+                       Value accE = memref::LoadOp::create(nb, nl, accMem, e);
+                       memref::StoreOp::create(
+                           nb, nl, updateAcc(nb, nl, e, accE), accMem, e);
+                     });
+          }
+          // The next tile overwrites the staged keys and values.
+          gpu::BarrierOp::create(b, l);
+          SmallVector<Value> next = {mNew, lNew};
+          next.append(acc);
+          scf::YieldOp::create(b, l, next);
+        });
+
+    // out = acc / l (0 for a row that saw no key), stored by active rows.
+    Value lsum = keyLoop.getResult(1);
+    auto store = scf::IfOp::create(rewriter, loc, active,
+                                   /*withElseRegion=*/false);
+    rewriter.setInsertionPointToStart(store.thenBlock());
+    Value zeroF = f32Const(rewriter, loc, 0.0);
+    Value empty = arith::CmpFOp::create(rewriter, loc,
+                                        arith::CmpFPredicate::OEQ, lsum, zeroF);
+    Value safeSum = arith::SelectOp::create(rewriter, loc, empty,
+                                            f32Const(rewriter, loc, 1.0), lsum);
+    Value inv = arith::DivFOp::create(rewriter, loc,
+                                      f32Const(rewriter, loc, 1.0), safeSum);
+    auto storeOut = [&](OpBuilder &b, Location l, Value e, Value accE) {
+      Value o = arith::MulFOp::create(b, l, accE, inv);
+      o = arith::SelectOp::create(b, l, empty, zeroF, o);
+      Value at[] = {b0, h, row, e};
+      memref::StoreOp::create(b, l, castFloat(b, l, o, elementType), out, at);
+    };
+    if (inRegisters) {
+      for (int64_t e = 0; e < valueDim; ++e)
+        storeOut(rewriter, loc, indexConst(rewriter, loc, e),
+                 keyLoop.getResult(2 + e));
+    } else {
+      forIndex(rewriter, loc, dims.valueDim,
+               [&](OpBuilder &b, Location l, Value e) {
+                 storeOut(b, l, e, memref::LoadOp::create(b, l, accMem, e));
+               });
+    }
+    rewriter.setInsertionPointToEnd(&body);
+    gpu::TerminatorOp::create(rewriter, loc);
+
+    rewriter.setInsertionPointAfter(ifOp);
+    Value result = bufferization::ToTensorOp::create(
+        rewriter, loc, resultType, out, /*restrict=*/true, /*writable=*/true);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  GPUAttentionOptions options;
+};
+
+} // namespace
+
+void mlir::rpe::populateRPEGPUAttentionPatterns(
+    RewritePatternSet &patterns, const GPUAttentionOptions &options) {
+  patterns.add<GPUAttention>(patterns.getContext(), options);
+}
+
+namespace {
+struct RPEGPUAttentionPass
+    : rpe::impl::RPEGPUAttentionPassBase<RPEGPUAttentionPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    if (blockRows <= 0 || tileK <= 0 || maxHeadDim <= 0) {
+      getOperation()->emitError()
+          << "rpe-gpu-attention: block-rows, tile-k and max-head-dim must be "
+             "positive, got "
+          << static_cast<int64_t>(blockRows) << ", "
+          << static_cast<int64_t>(tileK) << " and "
+          << static_cast<int64_t>(maxHeadDim);
+      return signalPassFailure();
+    }
+    GPUAttentionOptions options{blockRows, tileK, maxHeadDim};
+    bool failedOp = false;
+    getOperation()->walk([&](AttentionOp op) {
+      std::string reason = unsupportedReason(op, options);
+      if (!reason.empty()) {
+        op.emitOpError() << "cannot run on the GPU: " << reason;
+        failedOp = true;
+      }
+    });
+    if (failedOp)
+      return signalPassFailure();
+    RewritePatternSet patterns(&getContext());
+    populateRPEGPUAttentionPatterns(patterns, options);
+    FailureOr<int64_t> rewritten =
+        rewriteAttentionOps(getOperation(), std::move(patterns));
+    if (failed(rewritten))
+      return signalPassFailure();
+    numKernels += *rewritten;
+  }
+};
+} // namespace
