@@ -7,6 +7,7 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/ExecutionEngine/OptUtils.h"
@@ -14,7 +15,9 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
@@ -48,6 +51,9 @@ std::optional<EmitKind> mlir::rpe::parseEmitKind(StringRef name) {
       .Case("asm", EmitKind::Asm)
       .Case("obj", EmitKind::Object)
       .Case("shared", EmitKind::Shared)
+      .Case("ptx", EmitKind::PTX)
+      .Case("cubin", EmitKind::Cubin)
+      .Case("fatbin", EmitKind::Fatbin)
       .Default(std::nullopt);
 }
 
@@ -56,16 +62,37 @@ void mlir::rpe::registerCompilerDialects(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
 }
 
 LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
                                       Location loc) {
-  if (options.target == "nvptx")
-    return emitError(loc) << "--target=nvptx is not yet supported; use "
-                             "--target=cpu";
-  if (options.target != "cpu" && options.target != "nvptx-emulated")
+  if (options.target != "cpu" && options.target != "nvptx" &&
+      options.target != "nvptx-emulated")
     return emitError(loc) << "unknown target '" << options.target
                           << "' (expected 'cpu', 'nvptx' or 'nvptx-emulated')";
+  bool deviceCode = options.emit == EmitKind::PTX ||
+                    options.emit == EmitKind::Cubin ||
+                    options.emit == EmitKind::Fatbin;
+  if (deviceCode && options.target != "nvptx")
+    return emitError(loc) << "--emit=ptx, cubin and fatbin need "
+                             "--target=nvptx";
+  if (options.target == "nvptx") {
+    StringRef chip = options.chip;
+    StringRef digits = chip;
+    bool valid = digits.consume_front("sm_");
+    digits.consume_back("a");
+    unsigned version = 0;
+    valid = valid && !digits.getAsInteger(10, version);
+    if (!valid || version < 70)
+      return emitError(loc)
+             << "unknown --chip=" << chip
+             << " (expected sm_70 or later, e.g. sm_80, sm_90, sm_90a)";
+    if (options.reference)
+      return emitError(loc) << "--reference is not available for "
+                               "--target=nvptx";
+  }
   if (options.optLevel > 3)
     return emitError(loc) << "optimization level must be 0..3, got "
                           << options.optLevel;
@@ -197,6 +224,62 @@ LogicalResult mlir::rpe::insertShapeChecks(ModuleOp module) {
   return pm.run(module);
 }
 
+/// Marks private LLVM functions internal: they stay inside the object.
+static void internalizePrivateFunctions(ModuleOp module) {
+  for (auto func : module.getOps<LLVM::LLVMFuncOp>())
+    if (func.isPrivate() && !func.isExternal())
+      func.setLinkage(LLVM::Linkage::Internal);
+}
+
+/// rpe-nvptx-pipeline with the device code in the format `options.emit`
+/// asks for. gpu-module-to-binary can report an error (a missing libdevice)
+/// and still succeed: any error diagnostic fails the compilation.
+static LogicalResult lowerForNVPTX(ModuleOp module,
+                                   const CompileOptions &options) {
+  MLIRContext *ctx = module->getContext();
+  PassManager pm(ctx);
+  NVPTXPipelineOptions pipeline;
+  pipeline.chip = options.chip;
+  pipeline.optLevel = options.optLevel;
+  pipeline.format = options.emit == EmitKind::PTX     ? "isa"
+                    : options.emit == EmitKind::Cubin ? "bin"
+                                                      : "fatbin";
+  // The PTX ISA version: 8.0 knows every chip up to sm_90a; later chips
+  // get their own minimum (nvvm-attach-target's default for the chip).
+  unsigned version = 0;
+  StringRef(options.chip)
+      .drop_front(3)
+      .take_while(llvm::isDigit)
+      .getAsInteger(10, version);
+  pipeline.features = version <= 90 ? "+ptx80" : "";
+  buildNVPTXPipeline(pm, pipeline);
+  bool sawError = false;
+  LogicalResult result = success();
+  {
+    ScopedDiagnosticHandler handler(ctx, [&](Diagnostic &diag) {
+      if (diag.getSeverity() == DiagnosticSeverity::Error)
+        sawError = true;
+      return failure(); // and on to the outer handler
+    });
+    result = pm.run(module);
+  }
+  if (failed(result) || sawError)
+    return failure();
+  WalkResult walk = module.walk([](Operation *op) {
+    // gpu.launch_func becomes mgpu* calls in the translation to LLVM IR.
+    if (isa<ModuleOp, gpu::BinaryOp, gpu::LaunchFuncOp>(op) ||
+        isa<LLVM::LLVMDialect>(op->getDialect()))
+      return WalkResult::advance();
+    op->emitError() << "cannot lower '" << op->getName()
+                    << "' to the LLVM dialect for NVPTX";
+    return WalkResult::interrupt();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  internalizePrivateFunctions(module);
+  return success();
+}
+
 LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
                                             const CompileOptions &options) {
   // Callers own their input buffers: entry points must not write into them
@@ -209,6 +292,8 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
           func.setArgAttr(
               i, bufferization::BufferizationDialect::kWritableAttrName,
               BoolAttr::get(ctx, false));
+  if (options.target == "nvptx")
+    return lowerForNVPTX(module, options);
   PassManager pm(ctx);
   CPUPipelineOptions pipeline;
   // The attention kernel's vectors match the target CPU's registers.
@@ -234,10 +319,7 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
   });
   if (walk.wasInterrupted())
     return failure();
-  // Private functions stay inside the object: internal linkage.
-  for (auto func : module.getOps<LLVM::LLVMFuncOp>())
-    if (func.isPrivate() && !func.isExternal())
-      func.setLinkage(LLVM::Linkage::Internal);
+  internalizePrivateFunctions(module);
   return success();
 }
 
@@ -318,7 +400,7 @@ LogicalResult emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
 
 LogicalResult linkShared(StringRef objectPath, StringRef outputPath,
                          bool needsRunnerUtils, bool needsOpenMP,
-                         Location loc) {
+                         bool needsCudaRuntime, Location loc) {
   std::optional<std::string> driver = findLinkerDriver();
   if (!driver)
     return emitError(loc) << "--emit=shared needs a C compiler driver (cc, "
@@ -337,6 +419,12 @@ LogicalResult linkShared(StringRef objectPath, StringRef outputPath,
       args.push_back("-lmlir_c_runner_utils");
     if (needsOpenMP)
       args.push_back("-lomp");
+  }
+  if (needsCudaRuntime) {
+    std::string libDir = RPE_RUNTIME_LIBRARY_DIR;
+    args.push_back("-L" + libDir);
+    args.push_back("-Wl,-rpath," + libDir);
+    args.push_back("-lrpe_cuda_runtime");
   }
   SmallVector<StringRef> argRefs(args.begin(), args.end());
   std::string message;
@@ -392,6 +480,28 @@ static LogicalResult emitArtifactTo(ModuleOp module,
                                     const CompileOptions &options,
                                     StringRef outputPath);
 
+/// Writes the device code (PTX, cubin or fatbin) of the module's one
+/// gpu.binary to `outputPath`.
+static LogicalResult writeDeviceCode(ModuleOp module, StringRef outputPath) {
+  Location loc = module.getLoc();
+  SmallVector<gpu::BinaryOp> binaries(module.getOps<gpu::BinaryOp>());
+  if (binaries.empty())
+    return emitError(loc) << "the module has no GPU kernels: no device code "
+                             "to emit";
+  if (binaries.size() != 1 || binaries.front().getObjects().size() != 1)
+    return emitError(loc) << "expected one device binary with one object";
+  auto object = cast<gpu::ObjectAttr>(binaries.front().getObjects()[0]);
+  StringRef payload = object.getObject().getValue();
+  std::error_code ec;
+  llvm::ToolOutputFile out(outputPath, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return emitError(loc) << "cannot open '" << outputPath
+                          << "': " << ec.message();
+  out.os() << payload;
+  out.keep();
+  return success();
+}
+
 LogicalResult mlir::rpe::emitArtifact(ModuleOp module,
                                       const CompileOptions &options,
                                       StringRef finalPath) {
@@ -416,6 +526,10 @@ static LogicalResult emitArtifactTo(ModuleOp module,
     out.keep();
     return success();
   }
+
+  if (options.emit == EmitKind::PTX || options.emit == EmitKind::Cubin ||
+      options.emit == EmitKind::Fatbin)
+    return writeDeviceCode(module, outputPath);
 
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, loc);
   if (!tm)
@@ -464,10 +578,16 @@ static LogicalResult emitArtifactTo(ModuleOp module,
                                llvm::CodeGenFileType::ObjectFile, objectPath,
                                loc)))
       return failure();
+    bool needsCudaRuntime =
+        llvmModule->getFunction("mgpuModuleLoad") != nullptr ||
+        llvmModule->getFunction("mgpuModuleLoadJIT") != nullptr;
     return linkShared(objectPath, outputPath, needsRunnerUtils, needsOpenMP,
-                      loc);
+                      needsCudaRuntime, loc);
   }
   case EmitKind::MLIR:
+  case EmitKind::PTX:
+  case EmitKind::Cubin:
+  case EmitKind::Fatbin:
     break;
   }
   llvm_unreachable("unhandled emit kind");

@@ -7,8 +7,10 @@
 #include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -21,13 +23,40 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
   buildGPUKernelPasses(pm, options);
   pm.addPass(createLowerAffinePass());
   pm.addPass(arith::createArithExpandOpsPass());
-  // Outlining, NVVM, host code calling mgpu*, device code to PTX/cubin.
-  gpu::GPUToNVVMPipelineOptions nvvm;
-  nvvm.cubinChip = options.chip;
-  nvvm.cubinFeatures = options.features;
-  nvvm.cubinFormat = options.format;
-  nvvm.optLevel = options.optLevel;
-  gpu::buildLowerToNVVMPassPipeline(pm, nvvm);
+  // Upstream's gpu-lower-to-nvvm-pipeline, with gpu-async-region after
+  // the outlining: gpu-to-llvm lowers gpu.alloc / dealloc / memcpy only
+  // in their async form (the region chains them, and waits at its end).
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  OpPassManager &device = pm.nest<gpu::GPUModuleOp>();
+  device.addPass(createConvertGpuOpsToNVVMOps());
+  device.addPass(createCanonicalizerPass());
+  device.addPass(createCSEPass());
+  device.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.format;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
 void mlir::rpe::buildGPUKernelPasses(OpPassManager &pm,

@@ -2,6 +2,8 @@
 //
 //   rpe-compile in.mlir --target=cpu --emit=mlir|llvm|asm|obj|shared -o OUT
 //               [--header OUT.h] [-O0..-O3] [--mcpu=native|NAME]
+//   rpe-compile in.mlir --target=nvptx --chip=sm_80|sm_90|...
+//               --emit=ptx|cubin|fatbin|mlir|llvm|asm|obj|shared -o OUT
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,12 +32,20 @@ static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<input.mlir>"),
 static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
                                        cl::value_desc("file"), cl::init("-"),
                                        cl::cat(category));
-static cl::opt<std::string> target("target",
-                                   cl::desc("Target: cpu (nvptx: not yet)"),
-                                   cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
-    emit("emit", cl::desc("What to emit: mlir, llvm, asm, obj or shared"),
+    target("target",
+           cl::desc("Target: cpu, nvptx, or nvptx-emulated (the GPU kernels, "
+                    "one thread per block, as CPU loops: for tests)"),
+           cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string>
+    emit("emit",
+         cl::desc("What to emit: mlir, llvm, asm, obj or shared; with "
+                  "--target=nvptx also the device code alone: ptx, cubin "
+                  "or fatbin"),
          cl::init("obj"), cl::cat(category));
+static cl::opt<std::string>
+    chip("chip", cl::desc("GPU architecture for --target=nvptx"),
+         cl::init("sm_80"), cl::cat(category));
 static cl::opt<std::string> header("header",
                                    cl::desc("Also write a C header here"),
                                    cl::value_desc("file"), cl::cat(category));
@@ -74,6 +84,7 @@ int main(int argc, char **argv) {
 
   rpe::CompileOptions options;
   options.target = target;
+  options.chip = chip;
   options.optLevel = optLevel;
   options.cpu = cpu;
   options.numThreads = numThreads;
@@ -83,7 +94,8 @@ int main(int argc, char **argv) {
   std::optional<rpe::EmitKind> kind = rpe::parseEmitKind(emit);
   if (!kind) {
     emitError(cliLoc) << "unknown --emit=" << emit
-                      << " (expected mlir, llvm, asm, obj or shared)";
+                      << " (expected mlir, llvm, asm, obj, shared, ptx, cubin "
+                         "or fatbin)";
     return 1;
   }
   options.emit = *kind;

@@ -20,16 +20,21 @@ class DialectRegistry;
 
 namespace rpe {
 
-enum class EmitKind { MLIR, LLVM, Asm, Object, Shared };
+enum class EmitKind { MLIR, LLVM, Asm, Object, Shared, PTX, Cubin, Fatbin };
 
-/// Parses an --emit value ("mlir", "llvm", "asm", "obj", "shared").
+/// Parses an --emit value ("mlir", "llvm", "asm", "obj", "shared"; with
+/// --target=nvptx also "ptx", "cubin", "fatbin": the device code alone).
 std::optional<EmitKind> parseEmitKind(StringRef name);
 
 struct CompileOptions {
-  /// "cpu", or "nvptx-emulated": the kernels rpe-nvptx-pipeline builds,
-  /// with one thread per block, run as loops on the CPU (for testing the
-  /// GPU code without a GPU). "nvptx" is not supported by this entry yet.
+  /// "cpu"; "nvptx" (rpe-nvptx-pipeline: host code calling the mgpu*
+  /// functions of librpe_cuda_runtime, device code for `chip` embedded);
+  /// or "nvptx-emulated": the kernels rpe-nvptx-pipeline builds, with one
+  /// thread per block, run as loops on the CPU (for testing the GPU code
+  /// without a GPU).
   std::string target = "cpu";
+  /// GPU architecture for --target=nvptx: sm_XY or sm_XYa.
+  std::string chip = "sm_80";
   EmitKind emit = EmitKind::Object;
   /// LLVM optimization level, 0..3.
   unsigned optLevel = 2;

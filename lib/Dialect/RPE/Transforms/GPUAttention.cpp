@@ -100,6 +100,16 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
         !ShapedType::isDynamic(headDim) && !ShapedType::isDynamic(valueDim);
     int64_t kWidth = inRegisters ? headDim : options.maxHeadDim;
     int64_t vWidth = inRegisters ? valueDim : options.maxHeadDim;
+    // Registers hold the output row (static dims), the tile's scores and
+    // little else. The scaled query rows go to workgroup memory ([d][row]:
+    // conflict-free) when they fit next to the key, value and probability
+    // tiles in the 48 KiB a block gets without opt-in; otherwise each
+    // thread reads its row from global memory (static dims) or keeps it in
+    // private memory (dynamic dims).
+    constexpr int64_t kStaticSharedBytes = 48 * 1024;
+    int64_t tileBytes = (tileK * (kWidth + vWidth) + tileK * rows) * 4;
+    bool qShared =
+        inRegisters && tileBytes + rows * headDim * 4 <= kStaticSharedBytes;
 
     AttentionSizes dims = getAttentionSizes(rewriter, op);
     if (!inRegisters) {
@@ -141,6 +151,12 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
                                      MemRefLayoutAttrInterface(), workgroup);
     auto vTileType = MemRefType::get({tileK, vWidth}, f32,
                                      MemRefLayoutAttrInterface(), workgroup);
+    auto pTileType = MemRefType::get({tileK, rows}, f32,
+                                     MemRefLayoutAttrInterface(), workgroup);
+    SmallVector<Type> workgroupTypes = {kTileType, vTileType, pTileType};
+    if (qShared)
+      workgroupTypes.push_back(MemRefType::get(
+          {headDim, rows}, f32, MemRefLayoutAttrInterface(), workgroup));
     SmallVector<Type> privateTypes;
     if (!inRegisters) {
       auto priv = gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Private);
@@ -151,12 +167,12 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
     auto launch = gpu::LaunchOp::create(
         rewriter, loc, numBlocks, dims.heads, dims.batch, rowsC, one, one,
         /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
-        /*asyncDependencies=*/{}, TypeRange{kTileType, vTileType},
-        privateTypes);
+        /*asyncDependencies=*/{}, workgroupTypes, privateTypes);
     Block &body = launch.getBody().front();
     rewriter.setInsertionPointToStart(&body);
     Value kTile = launch.getWorkgroupAttributions()[0];
     Value vTile = launch.getWorkgroupAttributions()[1];
+    Value pTile = launch.getWorkgroupAttributions()[2];
     gpu::KernelDim3 blockIds = launch.getBlockIds();
     Value tx = launch.getThreadIds().x;
     Value b0 = blockIds.z, h = blockIds.y;
@@ -191,34 +207,42 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
     }
     Value kEnd = buildKeyEnd(rewriter, loc, dims.lk, length, causalEnd);
 
-    // The scaled query row and the output row: registers, or private
-    // memory (qMem, accMem).
-    SmallVector<Value> qRow;
-    Value qMem, accMem;
+    // The scaled query row (qTile, qMem, or read from q) and the output
+    // row (registers, or accMem).
+    Value qTile, qMem, accMem;
     SmallVector<Value> init = {f32Const(rewriter, loc, kNegInf),
                                f32Const(rewriter, loc, 0.0)};
+    if (qShared)
+      qTile = launch.getWorkgroupAttributions()[3];
     if (inRegisters) {
-      for (int64_t d = 0; d < headDim; ++d) {
-        Value at[] = {b0, h, rowC, indexConst(rewriter, loc, d)};
-        qRow.push_back(arith::MulFOp::create(
-            rewriter, loc, extractF32(rewriter, loc, q, at), dims.scale));
-      }
       init.append(valueDim, f32Const(rewriter, loc, 0.0));
     } else {
       qMem = launch.getPrivateAttributions()[0];
       accMem = launch.getPrivateAttributions()[1];
-      forIndex(rewriter, loc, dims.headDim,
-               [&](OpBuilder &b, Location l, Value d) {
-                 Value at[] = {b0, h, rowC, d};
-                 Value x = arith::MulFOp::create(b, l, extractF32(b, l, q, at),
-                                                 dims.scale);
-                 memref::StoreOp::create(b, l, x, qMem, d);
-               });
       forIndex(rewriter, loc, dims.valueDim,
                [&](OpBuilder &b, Location l, Value e) {
                  memref::StoreOp::create(b, l, f32Const(b, l, 0.0), accMem, e);
                });
     }
+    if (qTile || qMem)
+      forIndex(rewriter, loc, dims.headDim,
+               [&](OpBuilder &b, Location l, Value d) {
+                 Value at[] = {b0, h, rowC, d};
+                 Value x = arith::MulFOp::create(b, l, extractF32(b, l, q, at),
+                                                 dims.scale);
+                 if (qTile)
+                   memref::StoreOp::create(b, l, x, qTile, ValueRange{d, tx});
+                 else
+                   memref::StoreOp::create(b, l, x, qMem, d);
+               });
+    auto queryAt = [&](OpBuilder &b, Location l, Value d) -> Value {
+      if (qTile)
+        return memref::LoadOp::create(b, l, qTile, ValueRange{d, tx});
+      if (qMem)
+        return memref::LoadOp::create(b, l, qMem, d);
+      Value at[] = {b0, h, rowC, d};
+      return arith::MulFOp::create(b, l, extractF32(b, l, q, at), dims.scale);
+    };
     Value tileKC = indexConst(rewriter, loc, tileK);
     auto keyLoop = scf::ForOp::create(
         rewriter, loc, zero, kEnd, tileKC, init,
@@ -249,36 +273,30 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
           stage(v, vTile, dims.valueDim);
           gpu::BarrierOp::create(b, l);
 
+          // q·k for the tile's keys: a loop over d with one accumulator per
+          // key (the query element is read once per d).
+          SmallVector<Value> dots(tileK, f32Const(b, l, 0.0));
+          auto dotLoop = scf::ForOp::create(
+              b, l, indexConst(b, l, 0), dims.headDim, indexConst(b, l, 1),
+              dots, [&](OpBuilder &nb, Location nl, Value d, ValueRange sums) {
+                Value qd = queryAt(nb, nl, d);
+                SmallVector<Value> next;
+                for (int64_t j = 0; j < tileK; ++j) {
+                  Value kd = memref::LoadOp::create(
+                      nb, nl, kTile, ValueRange{indexConst(nb, nl, j), d});
+                  next.push_back(math::FmaOp::create(nb, nl, qd, kd, sums[j]));
+                }
+                scf::YieldOp::create(nb, nl, next);
+              });
+
           // Scores of the tile's keys, with bias, score_mod and masks.
-          SmallVector<Value> scores, keys;
+          SmallVector<Value> scores;
           Value tileMax;
           for (int64_t j = 0; j < tileK; ++j) {
             Value jC = indexConst(b, l, j);
             Value keyRaw = arith::AddIOp::create(b, l, k0, jC);
             Value key = arith::MinUIOp::create(b, l, keyRaw, lastKey);
-            keys.push_back(key);
-            Value s = f32Const(b, l, 0.0);
-            if (inRegisters) {
-              for (int64_t d = 0; d < headDim; ++d) {
-                Value kd = memref::LoadOp::create(
-                    b, l, kTile, ValueRange{jC, indexConst(b, l, d)});
-                s = math::FmaOp::create(b, l, qRow[d], kd, s);
-              }
-            } else {
-              s = scf::ForOp::create(
-                      b, l, indexConst(b, l, 0), dims.headDim,
-                      indexConst(b, l, 1), ValueRange{s},
-                      [&](OpBuilder &nb, Location nl, Value d, ValueRange sum) {
-                        Value qd = memref::LoadOp::create(nb, nl, qMem, d);
-                        Value kd = memref::LoadOp::create(nb, nl, kTile,
-                                                          ValueRange{jC, d});
-                        scf::YieldOp::create(
-                            nb, nl,
-                            math::FmaOp::create(nb, nl, qd, kd, sum[0])
-                                .getResult());
-                      })
-                      .getResult(0);
-            }
+            Value s = dotLoop.getResult(j);
             if (bias) {
               auto biasType = cast<RankedTensorType>(bias.getType());
               Value full[] = {b0, h, rowC, key};
@@ -320,42 +338,77 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
           Value mNewInf = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OEQ,
                                                 mNew, negInf);
           Value mSafe = arith::SelectOp::create(b, l, mNewInf, zeroF, mNew);
+          // p = exp(s - m') into the thread's column of pTile, so that the
+          // P·V loop below runs over keys without unrolling.
           Value lNew = arith::MulFOp::create(b, l, alpha, lsum);
-          SmallVector<Value> probs, buckets;
           for (int64_t j = 0; j < tileK; ++j) {
             Value p = math::ExpOp::create(
                 b, l, arith::SubFOp::create(b, l, scores[j], mSafe));
             lNew = arith::AddFOp::create(b, l, lNew, p);
-            probs.push_back(p);
-            if (relValues)
-              buckets.push_back(bucketing->buildBucket(b, l, qPos, keys[j]));
+            memref::StoreOp::create(b, l, p, pTile,
+                                    ValueRange{indexConst(b, l, j), tx});
           }
           // acc[e] = alpha·acc[e] + sum_j p_j·(v[j, e] + rel_values[bucket,
           // e]).
-          auto updateAcc = [&](OpBuilder &nb, Location nl, Value e,
-                               Value accE) {
-            accE = arith::MulFOp::create(nb, nl, alpha, accE);
-            for (int64_t j = 0; j < tileK; ++j) {
-              Value ve = memref::LoadOp::create(
-                  nb, nl, vTile, ValueRange{indexConst(nb, nl, j), e});
-              if (relValues)
-                ve = arith::AddFOp::create(
-                    nb, nl, ve,
-                    extractF32(nb, nl, relValues, ValueRange{buckets[j], e}));
-              accE = math::FmaOp::create(nb, nl, probs[j], ve, accE);
-            }
-            return accE;
+          Value tk = arith::MinUIOp::create(
+              b, l, tileKC, arith::SubIOp::create(b, l, kEnd, k0));
+          auto valueAt = [&](OpBuilder &nb, Location nl, Value j, Value e,
+                             Value bucket) -> Value {
+            Value ve = memref::LoadOp::create(nb, nl, vTile, ValueRange{j, e});
+            if (relValues)
+              ve = arith::AddFOp::create(
+                  nb, nl, ve,
+                  extractF32(nb, nl, relValues, ValueRange{bucket, e}));
+            return ve;
+          };
+          auto bucketOf = [&](OpBuilder &nb, Location nl, Value j) -> Value {
+            if (!relValues)
+              return Value();
+            Value key = arith::AddIOp::create(nb, nl, k0, j);
+            return bucketing->buildBucket(nb, nl, qPos, key);
           };
           if (inRegisters) {
-            for (int64_t e = 0; e < valueDim; ++e)
-              acc[e] = updateAcc(b, l, indexConst(b, l, e), acc[e]);
+            for (Value &a : acc)
+              a = arith::MulFOp::create(b, l, alpha, a);
+            // Keys past kEnd have p = 0 and are skipped: their staged
+            // values repeat the last key.
+            auto pvLoop = scf::ForOp::create(
+                b, l, indexConst(b, l, 0), tk, indexConst(b, l, 1), acc,
+                [&](OpBuilder &nb, Location nl, Value j, ValueRange accs) {
+                  Value p =
+                      memref::LoadOp::create(nb, nl, pTile, ValueRange{j, tx});
+                  Value bucket = bucketOf(nb, nl, j);
+                  SmallVector<Value> next;
+                  for (int64_t e = 0; e < valueDim; ++e)
+                    next.push_back(math::FmaOp::create(
+                        nb, nl, p,
+                        valueAt(nb, nl, j, indexConst(nb, nl, e), bucket),
+                        accs[e]));
+                  scf::YieldOp::create(nb, nl, next);
+                });
+            acc.assign(pvLoop.getResults().begin(), pvLoop.getResults().end());
           } else {
-            forIndex(b, l, dims.valueDim,
-                     [&](OpBuilder &nb, Location nl, Value e) {
-                       Value accE = memref::LoadOp::create(nb, nl, accMem, e);
-                       memref::StoreOp::create(
-                           nb, nl, updateAcc(nb, nl, e, accE), accMem, e);
-                     });
+            forIndex(
+                b, l, dims.valueDim, [&](OpBuilder &nb, Location nl, Value e) {
+                  Value accE = arith::MulFOp::create(
+                      nb, nl, alpha, memref::LoadOp::create(nb, nl, accMem, e));
+                  accE = scf::ForOp::create(
+                             nb, nl, indexConst(nb, nl, 0), tk,
+                             indexConst(nb, nl, 1), ValueRange{accE},
+                             [&](OpBuilder &ib, Location il, Value j,
+                                 ValueRange a) {
+                               Value p = memref::LoadOp::create(
+                                   ib, il, pTile, ValueRange{j, tx});
+                               Value ve =
+                                   valueAt(ib, il, j, e, bucketOf(ib, il, j));
+                               scf::YieldOp::create(
+                                   ib, il,
+                                   math::FmaOp::create(ib, il, p, ve, a[0])
+                                       .getResult());
+                             })
+                             .getResult(0);
+                  memref::StoreOp::create(nb, nl, accE, accMem, e);
+                });
           }
           // The next tile overwrites the staged keys and values.
           gpu::BarrierOp::create(b, l);

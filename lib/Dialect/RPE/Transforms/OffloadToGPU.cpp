@@ -404,6 +404,13 @@ struct RPEGPUOffloadPass : rpe::impl::RPEGPUOffloadPassBase<RPEGPUOffloadPass> {
       if (failed(verifyPlacement(func)))
         return signalPassFailure();
     }
+    // One device module for all kernels (gpu-kernel-outlining makes one
+    // per launch otherwise): one PTX / cubin per compiled module.
+    auto kernels = FlatSymbolRefAttr::get(&getContext(), "rpe_kernels");
+    getOperation().walk([&](gpu::LaunchOp launch) {
+      if (!launch.getModuleAttr())
+        launch.setModuleAttr(kernels);
+    });
     // After every function's allocations are device allocations, so that
     // calls can tell which results are fresh buffers.
     if (deallocate) {

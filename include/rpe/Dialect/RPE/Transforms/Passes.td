@@ -292,6 +292,10 @@ def RPEGPUOffloadPass : Pass<"rpe-gpu-offload", "::mlir::ModuleOp"> {
     here: it rejects `gpu.barrier` and `gpu.launch_func` (unknown memory
     effects).
 
+    Every launch is marked for the device module `@rpe_kernels`, so that
+    `gpu-kernel-outlining` puts all kernels into one `gpu.module` (one PTX
+    or cubin per compiled module).
+
     Empty iteration spaces launch nothing. Host code that would still load
     or store device memory, a kernel that would read host stack memory, and
     parallel loops with reductions are errors.
