@@ -51,6 +51,20 @@ if cc:
     config.available_features.add("c-compiler")
     config.substitutions.append(("%cc", cc))
 
+# The CUDA toolkit's ptxas (assembles the PTX of rpe-nvptx-pipeline) and
+# libdevice (which gpu-module-to-binary links into kernels that call math
+# functions): tests that produce device code need both; no GPU is needed.
+cuda_root = os.environ.get("CUDA_ROOT", "/usr/local/cuda")
+ptxas = shutil.which("ptxas") or (
+    os.path.join(cuda_root, "bin", "ptxas")
+    if os.path.exists(os.path.join(cuda_root, "bin", "ptxas")) else None)
+if ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", ptxas))
+    if os.path.exists(os.path.join(cuda_root, "nvvm", "libdevice",
+                                   "libdevice.10.bc")):
+        config.available_features.add("cuda-toolkit")
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

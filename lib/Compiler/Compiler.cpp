@@ -276,6 +276,20 @@ static LogicalResult lowerForNVPTX(ModuleOp module,
   });
   if (walk.wasInterrupted())
     return failure();
+  // PTX is assembled later (by the driver or the user's ptxas): catch the
+  // math functions that libdevice should have provided now.
+  for (auto binary : module.getOps<gpu::BinaryOp>())
+    for (Attribute attr : binary.getObjects()) {
+      auto object = cast<gpu::ObjectAttr>(attr);
+      StringRef code = object.getObject().getValue();
+      if (object.getFormat() == gpu::CompilationTarget::Assembly &&
+          code.contains(".extern .func") && code.contains("__nv_"))
+        return emitError(module.getLoc())
+               << "the device code calls libdevice functions that were not "
+                  "linked: no nvvm/libdevice/libdevice.10.bc under the CUDA "
+                  "toolkit '"
+               << resolveCUDAPath("") << "' (set CUDA_ROOT)";
+    }
   internalizePrivateFunctions(module);
   return success();
 }

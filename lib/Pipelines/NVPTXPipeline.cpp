@@ -14,7 +14,21 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+
 using namespace mlir;
+
+std::string mlir::rpe::resolveCUDAPath(StringRef path) {
+  if (!path.empty())
+    return path.str();
+  for (const char *name : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+    if (std::optional<std::string> value = llvm::sys::Process::GetEnv(name))
+      if (!value->empty())
+        return *value;
+  return "/usr/local/cuda";
+}
 
 void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
                                    const NVPTXPipelineOptions &options) {
@@ -34,10 +48,18 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
   pm.addPass(createConvertNVVMToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // libdevice (math functions) and the toolkit are named explicitly:
+  // gpu-module-to-binary otherwise finds them only through a ptxas on PATH,
+  // and without libdevice it leaves the math calls unresolved.
+  std::string cuda = resolveCUDAPath(options.cudaPath);
+  SmallString<256> libdevice(cuda);
+  llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
   target.features = options.features;
   target.optLevel = options.optLevel;
+  if (llvm::sys::fs::exists(libdevice))
+    target.linkLibs.push_back(libdevice.str().str());
   pm.addPass(createGpuNVVMAttachTarget(target));
   pm.addPass(createLowerAffinePass());
   pm.addPass(createArithToLLVMConversionPass());
@@ -52,6 +74,7 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
   pm.addPass(createGpuToLLVMConversionPass());
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
+  binary.toolkitPath = cuda;
   pm.addPass(createGpuModuleToBinaryPass(binary));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createCanonicalizerPass());

@@ -88,7 +88,7 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       *this, "gpu-tile-k",
       llvm::cl::desc("With gpu-emulation: keys per tile of the GPU attention "
                      "kernel"),
-      llvm::cl::init(16)};
+      llvm::cl::init(8)};
 };
 
 /// Options of `rpe-nvptx-pipeline`.
@@ -115,6 +115,12 @@ struct NVPTXPipelineOptions : public PassPipelineOptions<NVPTXPipelineOptions> {
   PassOptions::Option<int> optLevel{
       *this, "opt-level", llvm::cl::desc("Device code optimization level"),
       llvm::cl::init(3)};
+  PassOptions::Option<std::string> cudaPath{
+      *this, "cuda-path",
+      llvm::cl::desc("CUDA toolkit (ptxas, fatbinary, nvvm/libdevice); "
+                     "empty: $CUDA_ROOT, $CUDA_HOME, $CUDA_PATH or "
+                     "/usr/local/cuda"),
+      llvm::cl::init("")};
   PassOptions::Option<int64_t> blockRows{
       *this, "block-rows",
       llvm::cl::desc("Query rows (threads) per attention thread block"),
@@ -122,7 +128,7 @@ struct NVPTXPipelineOptions : public PassPipelineOptions<NVPTXPipelineOptions> {
   PassOptions::Option<int64_t> tileK{
       *this, "tile-k",
       llvm::cl::desc("Keys per workgroup-memory tile of the attention kernel"),
-      llvm::cl::init(16)};
+      llvm::cl::init(8)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of the kernels made from loops"),
@@ -182,6 +188,10 @@ void addCPULoweringPasses(OpPassManager &pm, const CPUPipelineOptions &options);
 /// parallel loops, rpe-gpu-offload.
 void buildGPUKernelPasses(OpPassManager &pm,
                           const NVPTXPipelineOptions &options);
+
+/// The CUDA toolkit directory: `path` if given, else $CUDA_ROOT, $CUDA_HOME,
+/// $CUDA_PATH or /usr/local/cuda.
+std::string resolveCUDAPath(StringRef path);
 
 /// Upstream's buffer deallocation with rpe-simplify-deallocations in place of
 /// its simplification (shared by the CPU and GPU pipelines).

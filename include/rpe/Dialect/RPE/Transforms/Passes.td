@@ -250,7 +250,7 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
   let options = [
     Option<"blockRows", "block-rows", "int64_t", /*default=*/"128",
            "Query rows (threads) per thread block">,
-    Option<"tileK", "tile-k", "int64_t", /*default=*/"16",
+    Option<"tileK", "tile-k", "int64_t", /*default=*/"8",
            "Keys per workgroup-memory tile">,
     Option<"maxHeadDim", "max-head-dim", "int64_t", /*default=*/"256",
            "Largest static head dimension accepted">,

@@ -35,7 +35,7 @@ struct GPUAttentionOptions {
   /// Query rows (threads) per thread block.
   int64_t blockRows = 128;
   /// Keys per workgroup-memory tile (the score loop is unrolled over them).
-  int64_t tileK = 16;
+  int64_t tileK = 8;
   /// Largest static head dimension (registers per thread grow with it).
   int64_t maxHeadDim = 256;
 };
