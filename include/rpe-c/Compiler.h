@@ -1,4 +1,5 @@
-/*===- rpe-c/Compiler.h - C API of the rpe compiler ----------------*- C -*-===*\
+/*===- rpe-c/Compiler.h - C API of the rpe compiler ----------------*- C
+-*-===*\
 |*                                                                            *|
 |* A small, self-contained C API over rpe (Debian ships the MLIR C API only   *|
 |* as static archives, so rpe does not expose MlirContext & co.). Bindings    *|
@@ -21,9 +22,12 @@ extern "C" {
 typedef struct RpeContext RpeContext;
 
 typedef struct {
-  /// "cpu" ("nvptx" is not supported yet).
+  /// "cpu", "nvptx" (needs the CUDA toolkit to compile; the result runs on
+  /// the GPU through librpe_cuda_runtime) or "nvptx-emulated" (the GPU
+  /// kernels, one thread per block, as CPU loops: for tests).
   const char *target;
-  /// "mlir", "llvm", "asm", "obj" or "shared".
+  /// "mlir", "llvm", "asm", "obj" or "shared"; for nvptx also "ptx",
+  /// "cubin" or "fatbin".
   const char *emit;
   /// LLVM optimization level, 0..3.
   int opt_level;
@@ -36,6 +40,9 @@ typedef struct {
   /// Attention tile sizes (query rows, keys).
   long tile_q;
   long tile_k;
+  /// GPU architecture for the nvptx target ("sm_80", "sm_90", ...); NULL:
+  /// sm_80.
+  const char *chip;
 } RpeCompileOptions;
 
 /// Version string of rpe and of the LLVM it is built against.
@@ -75,8 +82,7 @@ int rpeCompile(RpeContext *context, const char *text, size_t length,
 /// Returns 0 and sets `*json`, or 1 and sets `*diagnostics`; release both
 /// with rpeFreeString.
 int rpeDescribeModule(RpeContext *context, const char *text, size_t length,
-                      const char *source_name, char **json,
-                      char **diagnostics);
+                      const char *source_name, char **json, char **diagnostics);
 
 void rpeFreeString(char *string);
 

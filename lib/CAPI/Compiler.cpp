@@ -115,6 +115,7 @@ void rpeCompileOptionsInit(RpeCompileOptions *options) {
   options->reference = 0;
   options->tile_q = 64;
   options->tile_k = 64;
+  options->chip = "sm_80";
 }
 
 int rpeCompile(RpeContext *context, const char *text, size_t length,
@@ -147,6 +148,7 @@ int rpeCompile(RpeContext *context, const char *text, size_t length,
   opts.reference = options->reference != 0;
   opts.tileQ = options->tile_q;
   opts.tileK = options->tile_k;
+  opts.chip = options->chip ? options->chip : "sm_80";
   std::optional<rpe::EmitKind> kind =
       rpe::parseEmitKind(options->emit ? options->emit : "");
   if (!kind) {

@@ -10,6 +10,15 @@ tensors take float32 arrays, rounded to bf16, and come back as float32.
 Integer and index scalars take Python ints, float scalars Python floats.
 A function returns one NumPy array (or scalar), or a tuple for several
 results. Inputs are never written to.
+
+    mod = rpe.compile(mlir_text, target="cuda", chip="sm_90")
+
+compiles for an NVIDIA GPU (rpe-nvptx-pipeline; the CUDA toolkit must be
+installed to compile). Calls take and return NumPy arrays as above: the
+arrays are copied to device memory, the results copied back. Without a GPU
+(or driver) a call raises RuntimeError with the runtime's reason.
+``target="nvptx-emulated"`` runs the same GPU kernels, one thread per block,
+as loops on the CPU (to test them without a GPU).
 """
 
 import ctypes
@@ -224,6 +233,8 @@ class Function:
         keep = []
         c_args = [self._convert_argument(i, t, v, keep)
                   for i, (t, v) in enumerate(zip(self.arguments, args))]
+        if self._module._device:
+            return self._call_on_device(c_args, keep)
         self._check_sizes(c_args)
         input_buffers = {ctypes.cast(d.allocated, ctypes.c_void_p).value
                          for d in keep if isinstance(d, ctypes.Structure)}
@@ -255,6 +266,75 @@ class Function:
                 owner = owners[address] = _Buffer(address)
             outputs.append(self._to_numpy(t, field, owner=owner))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _call_on_device(self, c_args, keep):
+        """Copies the tensor arguments to the device, calls, copies the
+        results back and frees every device buffer."""
+        cuda = _CudaRuntime.get()
+        if cuda.lib.rpeCudaDeviceCount() <= 0:
+            cuda.check("%s needs a CUDA GPU" % self.name)
+            raise RuntimeError("%s needs a CUDA GPU; none was found"
+                               % self.name)
+        descriptors = [d for d in keep if isinstance(d, ctypes.Structure)]
+        device = []
+        try:
+            for desc, array in zip(descriptors, [a for a in keep
+                                                 if isinstance(a, np.ndarray)]):
+                dev = cuda.to_device(array)
+                device.append(dev)
+                pointer = ctypes.cast(ctypes.c_void_p(dev),
+                                      type(desc.allocated))
+                desc.allocated = pointer
+                desc.aligned = pointer
+            inputs = set(device)
+            # The shape check of a GPU module reads key lengths (and other
+            # values it checks) on the device.
+            self._check_sizes(c_args)
+            cuda.check("%s: the shape check failed on the GPU" % self.name)
+            if self._result_struct is None:
+                value = self._symbol(*c_args)
+                cuda.check("%s failed on the GPU" % self.name)
+                return value if self.results else None
+            results = self._result_struct()
+            self._symbol(ctypes.addressof(results), *c_args)
+            cuda.check("%s failed on the GPU" % self.name)
+            outputs, freed = [], set()
+            for i, t in enumerate(self.results):
+                field = getattr(results, "r%d" % i)
+                if t.kind == "scalar":
+                    outputs.append(field)
+                    continue
+                outputs.append(self._device_to_numpy(cuda, t, field))
+                address = ctypes.cast(field.allocated, ctypes.c_void_p).value
+                if address and address not in inputs and address not in freed:
+                    freed.add(address)
+                    cuda.free(address)
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        finally:
+            for dev in device:
+                cuda.free(dev)
+
+    @staticmethod
+    def _device_to_numpy(cuda, t, desc):
+        rank = len(t.shape)
+        shape = tuple(desc.sizes[d] for d in range(rank)) if rank else ()
+        strides = tuple(desc.strides[d] for d in range(rank)) if rank else ()
+        dtype = np.dtype(_NUMPY[t.element])
+        count = int(np.prod(shape)) if shape else 1
+        out = np.empty(shape, dtype=dtype)
+        if count:
+            # Results are dense row-major buffers, possibly at an offset.
+            expected = tuple(int(np.prod(shape[d + 1:])) for d in range(rank))
+            if any(s > 1 and st != e
+                   for s, st, e in zip(shape, strides, expected)):
+                raise RuntimeError("result %s has a strided layout %s"
+                                   % (t, strides))
+            base = ctypes.cast(desc.aligned, ctypes.c_void_p).value \
+                + desc.offset * dtype.itemsize
+            cuda.to_host(base, count * dtype.itemsize, out)
+        if t.element == "bf16":
+            return _from_bf16_bits(out)
+        return out
 
     def _check_sizes(self, c_args):
         """Runs the shape check: ValueError naming the argument, the
@@ -302,6 +382,62 @@ class Function:
         return out
 
 
+class _CudaRuntime:
+    """librpe_cuda_runtime, which compiled --target=nvptx libraries link."""
+
+    _instance = None
+
+    def __init__(self):
+        path = os.path.join(os.path.dirname(_capi.library_path()),
+                            "librpe_cuda_runtime.so")
+        lib = ctypes.CDLL(path)
+        lib.rpeCudaGetLastError.restype = ctypes.c_char_p
+        lib.rpeCudaDeviceCount.restype = ctypes.c_int
+        lib.mgpuMemAlloc.restype = ctypes.c_void_p
+        lib.mgpuMemAlloc.argtypes = [ctypes.c_uint64, ctypes.c_void_p,
+                                     ctypes.c_bool]
+        lib.mgpuMemFree.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        lib.mgpuMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                   ctypes.c_size_t, ctypes.c_void_p]
+        lib.mgpuStreamSynchronize.argtypes = [ctypes.c_void_p]
+        self.lib = lib
+
+    @classmethod
+    def get(cls):
+        if cls._instance is None:
+            cls._instance = cls()
+        return cls._instance
+
+    def check(self, what):
+        """Raises RuntimeError if a runtime call failed (and clears it)."""
+        error = self.lib.rpeCudaGetLastError()
+        if error:
+            self.lib.rpeCudaClearError()
+            raise RuntimeError("%s: %s" % (what, error.decode()))
+
+    def to_device(self, array):
+        """A device copy of a contiguous array (None for an empty one)."""
+        if array.nbytes == 0:
+            return None
+        dev = self.lib.mgpuMemAlloc(array.nbytes, None, False)
+        self.check("cannot allocate %d bytes of device memory" % array.nbytes)
+        self.lib.mgpuMemcpy(dev, array.ctypes.data, array.nbytes, None)
+        self.lib.mgpuStreamSynchronize(None)
+        self.check("cannot copy to the device")
+        return dev
+
+    def to_host(self, address, nbytes, out):
+        if nbytes:
+            self.lib.mgpuMemcpy(out.ctypes.data, address, nbytes, None)
+            self.lib.mgpuStreamSynchronize(None)
+            self.check("cannot copy from the device")
+        return out
+
+    def free(self, address):
+        if address:
+            self.lib.mgpuMemFree(address, None)
+
+
 class _Buffer:
     """A malloc'ed result buffer, freed when no array refers to it."""
 
@@ -312,7 +448,12 @@ class _Buffer:
 class Module:
     """A compiled module: its public functions are attributes."""
 
-    def __init__(self, library_path, functions, workdir):
+    def __init__(self, library_path, functions, workdir, device=False):
+        self._device = device
+        if device:
+            # Loaded first, so that a failure to load the device code in the
+            # library's constructor is reported by the call, not lost.
+            _CudaRuntime.get()
         try:
             self._library = ctypes.CDLL(library_path)
         except OSError as error:
@@ -347,7 +488,7 @@ class Module:
 
 def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
             name="<rpe.compile>", output=None, num_threads=0, reference=False,
-            tile_q=64, tile_k=64):
+            tile_q=64, tile_k=64, chip="sm_80"):
     """Compiles MLIR text (rpe and upstream dialects) for ``target`` into a
     shared library and loads it. ``output`` keeps the library at that path
     (otherwise a temporary directory, removed with the module).
@@ -355,7 +496,10 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     or an LLVM CPU name; ``num_threads``: OpenMP threads for attention (0:
     sequential);
     ``reference``: the unfused reference lowering instead of the fused,
-    tiled kernel; ``tile_q``/``tile_k``: attention tile sizes."""
+    tiled kernel; ``tile_q``/``tile_k``: attention tile sizes.
+    ``target="cuda"`` (or "nvptx") compiles for an NVIDIA GPU of
+    architecture ``chip``; ``target="nvptx-emulated"`` runs the GPU kernels
+    on the CPU, one thread per block."""
     if not isinstance(mlir_text, str):
         raise TypeError("rpe.compile expects MLIR text (str), got %s"
                         % type(mlir_text).__name__)
@@ -368,17 +512,19 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     if output is None:
         workdir = tempfile.mkdtemp(prefix="rpe-")
         output = os.path.join(workdir, "module.so")
+    device = target in ("cuda", "nvptx")
     ok, diagnostics = comp.compile(mlir_text, name, output, emit="shared",
-                                   target=target, opt_level=opt_level, cpu=cpu,
+                                   target="nvptx" if device else target,
+                                   opt_level=opt_level, cpu=cpu,
                                    num_threads=num_threads,
                                    reference=reference, tile_q=tile_q,
-                                   tile_k=tile_k)
+                                   tile_k=tile_k, chip=chip)
     if not ok:
         if workdir:
             shutil.rmtree(workdir, True)
         raise CompileError(diagnostics)
     try:
-        return Module(output, functions, workdir)
+        return Module(output, functions, workdir, device=device)
     except BaseException:
         if workdir:
             shutil.rmtree(workdir, True)

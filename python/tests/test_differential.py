@@ -1067,12 +1067,18 @@ PATHS = {
     # element elsewhere), one thread per block, run on the CPU.
     "gpu": {"target": "nvptx-emulated"},
 }
+# On a machine with an NVIDIA GPU, scripts/test-gpu.sh sets RPE_TEST_CUDA=1:
+# every configuration also runs through rpe-nvptx-pipeline on the GPU
+# (RPE_TEST_CUDA_CHIP, default sm_80).
+if os.environ.get("RPE_TEST_CUDA"):
+    PATHS["cuda"] = {"target": "cuda",
+                     "chip": os.environ.get("RPE_TEST_CUDA_CHIP", "sm_80")}
 
 
 def paths_for(case):
     if "rpe.attention" in case.module:
         return list(PATHS)
-    return ["fused", "gpu"]
+    return [p for p in PATHS if p in ("fused", "gpu", "cuda")]
 
 
 def compiled(text, path="fused"):
