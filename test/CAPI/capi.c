@@ -55,6 +55,7 @@ int main(int argc, char **argv) {
   rpeFreeString(diags);
 
   options.target = "nvptx";
+  options.chip = "sm_12";
   diags = NULL;
   rc = rpeCompile(ctx, kGood, strlen(kGood), "good.mlir", &options, argv[1],
                   NULL, &diags);
@@ -62,6 +63,7 @@ int main(int argc, char **argv) {
   rpeFreeString(diags);
 
   options.target = "cpu";
+  options.chip = "sm_80";
   options.emit = "exe";
   diags = NULL;
   rc = rpeCompile(ctx, kGood, strlen(kGood), "good.mlir", &options, argv[1],
