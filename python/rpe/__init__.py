@@ -8,6 +8,6 @@
 """
 
 from . import reference  # noqa: F401
-from .compiler import CompileError, Module, compile  # noqa: F401
+from .compiler import CompileError, DeviceArray, Module, compile  # noqa: F401
 
-__all__ = ["compile", "CompileError", "Module", "reference"]
+__all__ = ["compile", "CompileError", "DeviceArray", "Module", "reference"]

@@ -16,7 +16,12 @@ results. Inputs are never written to.
 compiles for an NVIDIA GPU (rpe-nvptx-pipeline; the CUDA toolkit must be
 installed to compile). Calls take and return NumPy arrays as above: the
 arrays are copied to device memory, the results copied back. Without a GPU
-(or driver) a call raises RuntimeError with the runtime's reason.
+(or driver) a call raises RuntimeError with the runtime's reason. Arguments
+may instead be device arrays: objects with ``__cuda_array_interface__``
+(torch and cupy tensors, or rpe.DeviceArray) are passed without a copy; a
+call with any device argument returns its results as rpe.DeviceArray
+(device memory, ``__cuda_array_interface__`` for torch.as_tensor /
+cupy.asarray, ``.numpy()`` to copy back).
 ``target="nvptx-emulated"`` runs the same GPU kernels, one thread per block,
 as loops on the CPU (to test them without a GPU).
 """
@@ -32,7 +37,7 @@ import numpy as np
 
 from . import _capi
 
-__all__ = ["CompileError", "Module", "Function", "compile"]
+__all__ = ["CompileError", "DeviceArray", "Module", "Function", "compile"]
 
 
 class CompileError(RuntimeError):
@@ -231,10 +236,10 @@ class Function:
                                ", ".join(map(str, self.arguments)), len(args)))
         self._prepare()
         keep = []
+        if self._module._device:
+            return self._call_on_device(args)
         c_args = [self._convert_argument(i, t, v, keep)
                   for i, (t, v) in enumerate(zip(self.arguments, args))]
-        if self._module._device:
-            return self._call_on_device(c_args, keep)
         self._check_sizes(c_args)
         input_buffers = {ctypes.cast(d.allocated, ctypes.c_void_p).value
                          for d in keep if isinstance(d, ctypes.Structure)}
@@ -267,26 +272,73 @@ class Function:
             outputs.append(self._to_numpy(t, field, owner=owner))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def _call_on_device(self, c_args, keep):
-        """Copies the tensor arguments to the device, calls, copies the
-        results back and frees every device buffer."""
+    def _device_descriptor(self, index, t, value, keep):
+        """A memref descriptor of a device array argument (no copy)."""
+        where = "%s: argument %d (%s)" % (self.name, index, t)
+        iface = _device_interface(value)
+        shape = tuple(iface["shape"])
+        if t.element not in _TYPESTR or \
+                np.dtype(iface["typestr"]) != np.dtype(_TYPESTR[t.element]):
+            raise TypeError("%s expects a device array of %s, got typestr %s"
+                            % (where, t.element, iface["typestr"]))
+        if len(shape) != len(t.shape):
+            raise ValueError("%s expects rank %d, got a device array of "
+                             "shape %s" % (where, len(t.shape), shape))
+        for dim, (want, got) in enumerate(zip(t.shape, shape)):
+            if want is not None and want != got:
+                raise ValueError("%s expects size %d in dimension %d, got "
+                                 "shape %s" % (where, want, dim, shape))
+        itemsize = np.dtype(iface["typestr"]).itemsize
+        dense = tuple(int(np.prod(shape[d + 1:])) * itemsize
+                      for d in range(len(shape)))
+        strides = iface.get("strides")
+        if strides is not None and any(
+                n > 1 and st != e for n, st, e in zip(shape, strides, dense)):
+            raise ValueError("%s: device arrays must be C-contiguous, got "
+                             "strides %s" % (where, tuple(strides)))
+        desc = _descriptor(t.element, len(shape))()
+        pointer = ctypes.cast(ctypes.c_void_p(iface["data"][0]),
+                              type(desc.allocated))
+        desc.allocated = pointer
+        desc.aligned = pointer
+        desc.offset = 0
+        for d in range(len(shape)):
+            desc.sizes[d] = shape[d]
+            desc.strides[d] = dense[d] // itemsize
+        keep.append(value)
+        keep.append(desc)
+        return ctypes.addressof(desc)
+
+    def _call_on_device(self, args):
+        """Copies NumPy arguments to the device (device arrays are used in
+        place), runs the shape check and the function there, and returns
+        the results as NumPy copies, or as DeviceArrays when an argument
+        was a device array. Every buffer the call made is freed."""
         cuda = _CudaRuntime.get()
         if cuda.lib.rpeCudaDeviceCount() <= 0:
             cuda.check("%s needs a CUDA GPU" % self.name)
             raise RuntimeError("%s needs a CUDA GPU; none was found"
                                % self.name)
-        descriptors = [d for d in keep if isinstance(d, ctypes.Structure)]
-        device = []
+        keep, copies, c_args = [], [], []
+        on_device = any(_device_interface(a) is not None for a in args)
         try:
-            for desc, array in zip(descriptors, [a for a in keep
-                                                 if isinstance(a, np.ndarray)]):
+            for i, (t, value) in enumerate(zip(self.arguments, args)):
+                if t.kind == "tensor" and _device_interface(value) is not None:
+                    c_args.append(self._device_descriptor(i, t, value, keep))
+                    continue
+                c_args.append(self._convert_argument(i, t, value, keep))
+                if t.kind != "tensor":
+                    continue
+                array, desc = keep[-2], keep[-1]
                 dev = cuda.to_device(array)
-                device.append(dev)
+                copies.append(dev)
                 pointer = ctypes.cast(ctypes.c_void_p(dev),
                                       type(desc.allocated))
                 desc.allocated = pointer
                 desc.aligned = pointer
-            inputs = set(device)
+            inputs = set(copies) | {
+                ctypes.cast(d.allocated, ctypes.c_void_p).value
+                for d in keep if isinstance(d, ctypes.Structure)}
             # The shape check of a GPU module reads key lengths (and other
             # values it checks) on the device.
             self._check_sizes(c_args)
@@ -298,21 +350,40 @@ class Function:
             results = self._result_struct()
             self._symbol(ctypes.addressof(results), *c_args)
             cuda.check("%s failed on the GPU" % self.name)
-            outputs, freed = [], set()
+            outputs, owners = [], {}
             for i, t in enumerate(self.results):
                 field = getattr(results, "r%d" % i)
                 if t.kind == "scalar":
                     outputs.append(field)
                     continue
-                outputs.append(self._device_to_numpy(cuda, t, field))
                 address = ctypes.cast(field.allocated, ctypes.c_void_p).value
-                if address and address not in inputs and address not in freed:
-                    freed.add(address)
+                fresh = address and address not in inputs
+                if on_device and fresh and t.element != "bf16":
+                    outputs.append(self._device_array(cuda, t, field, address,
+                                                      owners))
+                    continue
+                outputs.append(self._device_to_numpy(cuda, t, field))
+                if fresh and address not in owners:
+                    owners[address] = None
                     cuda.free(address)
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
         finally:
-            for dev in device:
+            for dev in copies:
                 cuda.free(dev)
+
+    @staticmethod
+    def _device_array(cuda, t, desc, address, owners):
+        """A DeviceArray over a result buffer the call allocated (shared by
+        results that alias it)."""
+        rank = len(t.shape)
+        shape = tuple(desc.sizes[d] for d in range(rank))
+        dtype = np.dtype(_NUMPY[t.element])
+        base = ctypes.cast(desc.aligned, ctypes.c_void_p).value \
+            + desc.offset * dtype.itemsize
+        owner = owners.get(address)
+        if owner is None:
+            owner = owners[address] = DeviceArray(address, (0,), dtype, cuda)
+        return DeviceArray(base, shape, dtype, cuda, owner=owner)
 
     @staticmethod
     def _device_to_numpy(cuda, t, desc):
@@ -436,6 +507,57 @@ class _CudaRuntime:
     def free(self, address):
         if address:
             self.lib.mgpuMemFree(address, None)
+
+
+_TYPESTR = {"f32": "<f4", "f16": "<f2", "f64": "<f8", "i8": "|i1",
+            "i16": "<i2", "i32": "<i4", "i64": "<i8", "i1": "|b1"}
+
+
+class DeviceArray:
+    """A result in device memory (target="cuda" calls with device
+    arguments). Exposes ``__cuda_array_interface__`` (version 3); the memory
+    is freed when the last reference goes."""
+
+    def __init__(self, address, shape, dtype, runtime, owner=None):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self._address = address
+        self._runtime = runtime
+        self._owner = owner
+        if owner is None and address:
+            self._finalizer = weakref.finalize(self, runtime.free, address)
+
+    @property
+    def nbytes(self):
+        return int(np.prod(self.shape)) * self.dtype.itemsize \
+            if self.shape else self.dtype.itemsize
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.shape, "typestr": self.dtype.str,
+                "data": (self._address or 0, False), "strides": None,
+                "version": 3}
+
+    def numpy(self):
+        """A host copy."""
+        out = np.empty(self.shape, dtype=self.dtype)
+        return self._runtime.to_host(self._address, out.nbytes, out)
+
+    def __array__(self, dtype=None, copy=None):
+        out = self.numpy()
+        return out if dtype is None else out.astype(dtype)
+
+    def __repr__(self):
+        return "<rpe.DeviceArray shape=%s dtype=%s>" % (self.shape,
+                                                        self.dtype)
+
+
+def _device_interface(value):
+    """The __cuda_array_interface__ of `value`, or None."""
+    try:
+        return getattr(value, "__cuda_array_interface__")
+    except AttributeError:
+        return None
 
 
 class _Buffer:

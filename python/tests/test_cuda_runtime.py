@@ -174,10 +174,11 @@ class _HostAsDevice:
         self.lib = Lib()
 
 
-def test_device_calls_copy_in_and_out_and_free(monkeypatch):
+def _device_module(monkeypatch):
+    """The T5 example as a target="cuda" Module whose "device" is host
+    memory (its kernels compiled for nvptx-emulated), and the fake runtime."""
     import rpe
     from rpe import compiler
-    from rpe import reference as ref
     fake = _HostAsDevice()
     runtime = compiler._CudaRuntime.__new__(compiler._CudaRuntime)
     runtime.lib = fake.lib
@@ -191,6 +192,13 @@ def test_device_calls_copy_in_and_out_and_free(monkeypatch):
          "results": [_desc(t) for t in f.results],
          "shape_check": f.shape_check}
         for f in emulated.functions.values()], None, device=True)
+    mod._keep = emulated  # its temporary directory holds the library
+    return mod, fake
+
+
+def test_device_calls_copy_in_and_out_and_free(monkeypatch):
+    from rpe import reference as ref
+    mod, fake = _device_module(monkeypatch)
     rng = np.random.default_rng(3)
     L = 19
     q, k, v = (rng.standard_normal((1, 8, L, 64)).astype(np.float32)
@@ -215,3 +223,68 @@ def _desc(t):
         return {"kind": "tensor", "element": t.element,
                 "shape": [-1 if d is None else d for d in t.shape]}
     return {"kind": "scalar", "type": t.element}
+
+
+class _FakeDeviceTensor:
+    """A "device" tensor (host memory here) seen through
+    __cuda_array_interface__, as torch and cupy tensors are."""
+
+    def __init__(self, array, strides=None):
+        self.array = np.ascontiguousarray(array)
+        self._strides = strides
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.array.shape, "typestr": self.array.dtype.str,
+                "data": (self.array.ctypes.data, False),
+                "strides": self._strides, "version": 3}
+
+
+def test_device_arrays_pass_without_copies(monkeypatch):
+    import gc
+    import rpe
+    from rpe import reference as ref
+    mod, fake = _device_module(monkeypatch)
+    rng = np.random.default_rng(5)
+    L = 13
+    q, k, v = (rng.standard_normal((1, 8, L, 64)).astype(np.float32)
+               for _ in range(3))
+    table = rng.standard_normal((32, 8)).astype(np.float32)
+    dq, dk, dv = (_FakeDeviceTensor(a) for a in (q, k, v))
+    # Device q, k, v in place; the host table copied (one allocation).
+    out = mod.t5_attention(dq, dk, dv, table)
+    assert isinstance(out, rpe.DeviceArray)
+    assert out.shape == (1, 8, L, 64) and out.dtype == np.float32
+    iface = out.__cuda_array_interface__
+    assert iface["version"] == 3 and iface["typestr"] == "<f4"
+    bias = ref.relative_bias(table, L, L, ref.T5(32, 128, True))
+    want = ref.attention(q, k, v, bias=bias, scale=1.0)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(np.asarray(out), want, rtol=1e-4, atol=2e-5)
+    # The table's copy is freed after the call (the emulated module
+    # allocates its result with malloc, not through the fake), the result
+    # when the last array using it goes.
+    assert len(fake.freed) == 1 and not fake.live
+    address = out.__cuda_array_interface__["data"][0]
+    del out
+    gc.collect()
+    assert fake.freed[1:] == [address]
+    # A device result feeds the next call without a copy.
+    out = mod.t5_attention(dq, dk, dv, table)
+    again = mod.t5_attention(out, dk, dv, table)
+    assert isinstance(again, rpe.DeviceArray)
+    want2 = ref.attention(want, k, v, bias=bias, scale=1.0)
+    np.testing.assert_allclose(again.numpy(), want2, rtol=1e-4, atol=2e-5)
+
+
+def test_bad_device_arrays(monkeypatch):
+    mod, _ = _device_module(monkeypatch)
+    q = np.zeros((1, 8, 4, 64), np.float32)
+    table = np.zeros((32, 8), np.float32)
+    with pytest.raises(TypeError, match="expects a device array of f32"):
+        mod.t5_attention(_FakeDeviceTensor(q.astype(np.float64)), q, q, table)
+    with pytest.raises(ValueError, match="expects size 64 in dimension 3"):
+        mod.t5_attention(_FakeDeviceTensor(q[..., :32]), q, q, table)
+    with pytest.raises(ValueError, match="must be C-contiguous"):
+        mod.t5_attention(_FakeDeviceTensor(q, strides=(4, 4, 4, 4)), q, q,
+                         table)
