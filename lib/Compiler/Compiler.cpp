@@ -282,8 +282,12 @@ static LogicalResult lowerForNVPTX(ModuleOp module,
     for (Attribute attr : binary.getObjects()) {
       auto object = cast<gpu::ObjectAttr>(attr);
       StringRef code = object.getObject().getValue();
-      if (object.getFormat() == gpu::CompilationTarget::Assembly &&
-          code.contains(".extern .func") && code.contains("__nv_"))
+      SmallVector<StringRef> lines;
+      code.split(lines, '\n');
+      bool unresolved = llvm::any_of(lines, [](StringRef line) {
+        return line.starts_with(".extern .func") && line.contains("__nv_");
+      });
+      if (object.getFormat() == gpu::CompilationTarget::Assembly && unresolved)
         return emitError(module.getLoc())
                << "the device code calls libdevice functions that were not "
                   "linked: no nvvm/libdevice/libdevice.10.bc under the CUDA "

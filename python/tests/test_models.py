@@ -39,11 +39,18 @@ def test_deberta_uses_erf():
     assert "math.erf" in load("deberta_v2")[0]
 
 
-@pytest.mark.parametrize("reference", [False, True], ids=["fused", "reference"])
+@pytest.mark.parametrize("path", ["fused", "reference", "gpu"])
 @pytest.mark.parametrize("name", MODELS)
-def test_model_matches_transformers(name, reference):
+def test_model_matches_transformers(name, path):
+    """The model compiled by the CPU pipeline (fused or reference attention)
+    and by rpe-nvptx-pipeline's kernels emulated on the CPU ("gpu": the
+    SIMT attention kernel, every other op a kernel of its own)."""
+    reference = path == "reference"
     text, inputs, want, meta = load(name)
-    mod = rpe.compile(text, reference=reference, num_threads=2)
+    if path == "gpu":
+        mod = rpe.compile(text, target="nvptx-emulated")
+    else:
+        mod = rpe.compile(text, reference=reference, num_threads=2)
     got = getattr(mod, name)(*inputs)
     assert got.shape == want.shape
     scale = float(np.abs(want).max())

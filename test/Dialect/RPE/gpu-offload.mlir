@@ -114,3 +114,30 @@ func.func @constant(%out: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+memref.global "private" constant @index : memref<4xi64> = dense<[3, 2, 1, 0]>
+
+// A constant that kernels read through a view made on the host: the view
+// moves to the device copy.
+// CHECK-LABEL: func.func @constant_view
+// CHECK: %[[G:.*]] = memref.get_global @index
+// CHECK: %[[D:.*]] = gpu.alloc  () : memref<4xi64>
+// CHECK: gpu.memcpy  %[[D]], %[[G]]
+// CHECK: %[[V:.*]] = memref.expand_shape %[[D]]
+// CHECK: gpu.launch
+// CHECK: memref.load %[[V]]
+func.func @constant_view(%out: memref<2x2xi64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %g = memref.get_global @index : memref<4xi64>
+  %v = memref.expand_shape %g [[0, 1]] output_shape [2, 2] : memref<4xi64> into memref<2x2xi64>
+  scf.parallel (%i, %j) = (%c0, %c0) to (%c2, %c2) step (%c1, %c1) {
+    %x = memref.load %v[%i, %j] : memref<2x2xi64>
+    memref.store %x, %out[%i, %j] : memref<2x2xi64>
+    scf.reduce
+  }
+  return
+}

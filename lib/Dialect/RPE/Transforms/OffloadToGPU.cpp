@@ -27,6 +27,8 @@
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 
+#include <functional>
+
 namespace mlir {
 namespace rpe {
 #define GEN_PASS_DEF_RPEGPUOFFLOADPASS
@@ -255,18 +257,29 @@ struct RPEGPUOffloadPass : rpe::impl::RPEGPUOffloadPassBase<RPEGPUOffloadPass> {
                                dealloc.getMemref());
         dealloc.erase();
       } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
-        bool readOnDevice = llvm::any_of(global->getUses(), [](OpOperand &u) {
-          return isInsideKernel(u.getOwner());
-        });
-        if (!readOnDevice)
+        // Kernels may read it through views (reshapes, subviews) made on
+        // the host: those views move to the device copy too.
+        std::function<bool(Value)> readOnDevice = [&](Value v) {
+          return llvm::any_of(v.getUses(), [&](OpOperand &u) {
+            Operation *user = u.getOwner();
+            if (isInsideKernel(user))
+              return true;
+            auto view = dyn_cast<ViewLikeOpInterface>(user);
+            return view && view.getViewSource() == v &&
+                   readOnDevice(view.getViewDest());
+          });
+        };
+        if (!readOnDevice(global.getResult()))
           continue;
         b.setInsertionPointAfter(global);
         auto dev =
             gpu::AllocOp::create(b, loc, global.getType(), Type(), ValueRange{},
                                  ValueRange{}, ValueRange{}, false);
-        global.getResult().replaceUsesWithIf(dev.getMemref(), [](OpOperand &u) {
-          return isInsideKernel(u.getOwner());
-        });
+        global.getResult().replaceUsesWithIf(
+            dev.getMemref(), [&](OpOperand &u) {
+              Operation *user = u.getOwner();
+              return isInsideKernel(user) || isa<ViewLikeOpInterface>(user);
+            });
         gpu::MemcpyOp::create(b, loc, Type(), ValueRange{}, dev.getMemref(),
                               global.getResult());
         func.walk([&](func::ReturnOp ret) {
