@@ -107,9 +107,13 @@ def test_compiled_module_loads_and_reports_without_a_gpu(tmp_path):
     process goes on."""
     so = str(tmp_path / "t5.so")
     compile_tool = os.path.join(os.path.dirname(LIB_DIR), "bin", "rpe-compile")
+    # rpe-compile links its sanitizer runtime itself (sanitized builds): a
+    # preloaded one, which the Python tests need, must not reach it.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
     subprocess.run([compile_tool, os.path.join(ROOT, "examples", "t5-attention",
                                                "t5_attention.mlir"),
-                    "--target=nvptx", "--emit=shared", "-o", so], check=True)
+                    "--target=nvptx", "--emit=shared", "-o", so], check=True,
+                   env=env)
     code = PROLOGUE + """
 count = rt.rpeCudaDeviceCount()
 rt.rpeCudaClearError()

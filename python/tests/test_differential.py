@@ -1075,6 +1075,13 @@ if os.environ.get("RPE_TEST_CUDA"):
                      "chip": os.environ.get("RPE_TEST_CUDA_CHIP", "sm_80")}
 
 
+# RPE_DIFF_SKIP_PATHS=a,b leaves lowering paths out (the sanitized CI stage
+# leaves out "gpu", which stage 1 runs: it would add minutes of compilation
+# of the same passes, which its lit tests and model tests also run).
+for _skipped in filter(None, os.environ.get("RPE_DIFF_SKIP_PATHS", "").split(",")):
+    PATHS.pop(_skipped, None)
+
+
 def paths_for(case):
     if "rpe.attention" in case.module:
         return list(PATHS)
