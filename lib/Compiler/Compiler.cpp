@@ -66,6 +66,17 @@ void mlir::rpe::registerCompilerDialects(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
+/// XY of an "sm_XY" or "sm_XYa" chip name, or nullopt.
+static std::optional<unsigned> parseChipVersion(StringRef chip) {
+  unsigned version = 0;
+  if (!chip.consume_front("sm_"))
+    return std::nullopt;
+  chip.consume_back("a");
+  if (chip.getAsInteger(10, version))
+    return std::nullopt;
+  return version;
+}
+
 LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
                                       Location loc) {
   if (options.target != "cpu" && options.target != "nvptx" &&
@@ -80,12 +91,8 @@ LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
                              "--target=nvptx";
   if (options.target == "nvptx") {
     StringRef chip = options.chip;
-    StringRef digits = chip;
-    bool valid = digits.consume_front("sm_");
-    digits.consume_back("a");
-    unsigned version = 0;
-    valid = valid && !digits.getAsInteger(10, version);
-    if (!valid || version < 70)
+    std::optional<unsigned> version = parseChipVersion(chip);
+    if (!version || *version < 70)
       return emitError(loc)
              << "unknown --chip=" << chip
              << " (expected sm_70 or later, e.g. sm_80, sm_90, sm_90a)";
@@ -224,6 +231,22 @@ LogicalResult mlir::rpe::insertShapeChecks(ModuleOp module) {
   return pm.run(module);
 }
 
+/// Anything but the LLVM dialect (and what `alsoTranslates` accepts) left
+/// after a pipeline is an op it cannot lower: an error naming `target`.
+static LogicalResult
+checkLowered(ModuleOp module, StringRef target,
+             function_ref<bool(Operation *)> alsoTranslates) {
+  WalkResult walk = module.walk([&](Operation *op) {
+    if (isa<ModuleOp>(op) || isa<LLVM::LLVMDialect>(op->getDialect()) ||
+        alsoTranslates(op))
+      return WalkResult::advance();
+    op->emitError() << "cannot lower '" << op->getName()
+                    << "' to the LLVM dialect for " << target;
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
 /// Marks private LLVM functions internal: they stay inside the object.
 static void internalizePrivateFunctions(ModuleOp module) {
   for (auto func : module.getOps<LLVM::LLVMFuncOp>())
@@ -246,12 +269,8 @@ static LogicalResult lowerForNVPTX(ModuleOp module,
                                                       : "fatbin";
   // The PTX ISA version: 8.0 knows every chip up to sm_90a; later chips
   // get their own minimum (nvvm-attach-target's default for the chip).
-  unsigned version = 0;
-  StringRef(options.chip)
-      .drop_front(3)
-      .take_while(llvm::isDigit)
-      .getAsInteger(10, version);
-  pipeline.features = version <= 90 ? "+ptx80" : "";
+  pipeline.features =
+      parseChipVersion(options.chip).value_or(0) <= 90 ? "+ptx80" : "";
   buildNVPTXPipeline(pm, pipeline);
   bool sawError = false;
   LogicalResult result = success();
@@ -265,16 +284,10 @@ static LogicalResult lowerForNVPTX(ModuleOp module,
   }
   if (failed(result) || sawError)
     return failure();
-  WalkResult walk = module.walk([](Operation *op) {
-    // gpu.launch_func becomes mgpu* calls in the translation to LLVM IR.
-    if (isa<ModuleOp, gpu::BinaryOp, gpu::LaunchFuncOp>(op) ||
-        isa<LLVM::LLVMDialect>(op->getDialect()))
-      return WalkResult::advance();
-    op->emitError() << "cannot lower '" << op->getName()
-                    << "' to the LLVM dialect for NVPTX";
-    return WalkResult::interrupt();
-  });
-  if (walk.wasInterrupted())
+  // gpu.launch_func becomes mgpu* calls in the translation to LLVM IR.
+  if (failed(checkLowered(module, "NVPTX", [](Operation *op) {
+        return isa<gpu::BinaryOp, gpu::LaunchFuncOp>(op);
+      })))
     return failure();
   // PTX is assembled later (by the driver or the user's ptxas): catch the
   // math functions that libdevice should have provided now.
@@ -325,17 +338,10 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
   buildCPUPipeline(pm, pipeline);
   if (failed(pm.run(module)))
     return failure();
-  // Anything not in the LLVM dialect now is an op the pipeline cannot lower.
-  WalkResult walk = module.walk([](Operation *op) {
-    // OpenMP ops (num-threads > 0) translate to LLVM IR as they are.
-    if (isa<ModuleOp>(op) ||
-        isa<LLVM::LLVMDialect, omp::OpenMPDialect>(op->getDialect()))
-      return WalkResult::advance();
-    op->emitError() << "cannot lower '" << op->getName()
-                    << "' to the LLVM dialect for the CPU";
-    return WalkResult::interrupt();
-  });
-  if (walk.wasInterrupted())
+  // OpenMP ops (num-threads > 0) translate to LLVM IR as they are.
+  if (failed(checkLowered(module, "the CPU", [](Operation *op) {
+        return isa<omp::OpenMPDialect>(op->getDialect());
+      })))
     return failure();
   internalizePrivateFunctions(module);
   return success();

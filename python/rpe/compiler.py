@@ -386,11 +386,17 @@ class Function:
         return DeviceArray(base, shape, dtype, cuda, owner=owner)
 
     @staticmethod
-    def _device_to_numpy(cuda, t, desc):
+    def _layout(t, desc):
+        """(shape, strides in elements, dtype) of a result descriptor."""
         rank = len(t.shape)
         shape = tuple(desc.sizes[d] for d in range(rank)) if rank else ()
         strides = tuple(desc.strides[d] for d in range(rank)) if rank else ()
-        dtype = np.dtype(_NUMPY[t.element])
+        return shape, strides, np.dtype(_NUMPY[t.element])
+
+    @staticmethod
+    def _device_to_numpy(cuda, t, desc):
+        shape, strides, dtype = Function._layout(t, desc)
+        rank = len(shape)
         count = int(np.prod(shape)) if shape else 1
         out = np.empty(shape, dtype=dtype)
         if count:
@@ -427,10 +433,7 @@ class Function:
 
     @staticmethod
     def _to_numpy(t, desc, copy=False, owner=None):
-        rank = len(t.shape)
-        shape = tuple(desc.sizes[d] for d in range(rank)) if rank else ()
-        strides = tuple(desc.strides[d] for d in range(rank)) if rank else ()
-        dtype = np.dtype(_NUMPY[t.element])
+        shape, strides, dtype = Function._layout(t, desc)
         count = int(np.prod(shape)) if shape else 1
         if count == 0:
             out = np.empty(shape, dtype=dtype)
