@@ -188,6 +188,20 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
   addBufferizePass(pm);
   if (options.deallocate)
     addDeallocationPasses(pm);
+  // Matmuls and other contractions on buffers (projections, MLPs, position
+  // tables): register-blocked vector kernels.
+  if (options.vectorize) {
+    VectorizeAttentionOptions v = resolveVectorizeOptions(options);
+    RPEVectorizeContractionsPassOptions contractions;
+    contractions.vectorWidth = v.vectorWidth;
+    contractions.tileM = options.matmulTileM;
+    // 16 registers without AVX-512: 6 × 2 accumulators; 32 with it: 6 × 4.
+    contractions.tileN = options.matmulTileN > 0
+                             ? options.matmulTileN
+                             : (v.vectorWidth >= 16 ? 4 : 2);
+    contractions.fma = v.useFMA;
+    pm.addPass(createRPEVectorizeContractionsPass(contractions));
+  }
   // bufferization.clone (inserted for returned buffers) -> memref.
   pm.addPass(createConvertBufferizationToMemRefPass());
 }

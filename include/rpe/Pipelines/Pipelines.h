@@ -63,6 +63,16 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Value rows per register block of the vector kernel (0: "
                      "per vector width)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> matmulTileM{
+      *this, "matmul-tile-m",
+      llvm::cl::desc("Rows of C per register block of the contraction kernel "
+                     "(rpe-vectorize-contractions)"),
+      llvm::cl::init(6)};
+  PassOptions::Option<int64_t> matmulTileN{
+      *this, "matmul-tile-n",
+      llvm::cl::desc("Vectors per row of a register block of the contraction "
+                     "kernel (0: 4 with 16 lanes, else 2)"),
+      llvm::cl::init(0)};
   PassOptions::Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("Run the parallel loops (attention query tiles) on this "

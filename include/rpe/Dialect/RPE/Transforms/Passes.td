@@ -186,6 +186,52 @@ def RPEInterchangeReductionsPass : Pass<"rpe-interchange-reductions"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def RPEVectorizeContractionsPass : Pass<"rpe-vectorize-contractions"> {
+  let summary = "Register-blocked vector kernels for matmul-like linalg ops "
+                "on buffers";
+  let description = [{
+    Rewrites a linalg op on buffers that is a float contraction with one
+    row (m), one column (n) and one reduction (k) dimension plus any batch
+    dimensions — `C[.., i, j] += A[.., i, k] · B[.., k, j]` as a
+    `linalg.matmul`, `linalg.batch_matmul` or a generic with a `mulf` /
+    `addf` body, in any loop order — whose column dimension is the last,
+    unit-stride dimension of B and C, into a register-blocked kernel:
+    `tile-m` rows × `tile-n` vectors of `vector-width` lanes of C stay in
+    registers while k runs (a broadcast of A times a row vector of B, one
+    `vector.fma` each), blocked over `block-k` values of k and `block-n`
+    columns so that the block of B stays in cache. Rows that do not fill a
+    `tile-m` block run one at a time; columns that do not fill a vector
+    block use masked loads and stores. Each output element still sums over
+    k in order (as an FMA chain), so no reduction is reassociated. The CPU
+    pipeline runs it on the projections, MLPs and position tables that are
+    not part of an attention kernel (the attention kernels are vector code
+    already). Ops of any other shape (A and B both reduced along their
+    last dimension, integer or mixed types) are left to the loops.
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector (16: AVX-512, 8: AVX2); f64 uses half">,
+    Option<"tileM", "tile-m", "int64_t", /*default=*/"6",
+           "Rows of C per register block">,
+    Option<"tileN", "tile-n", "int64_t", /*default=*/"2",
+           "Vectors of C per row of a register block">,
+    Option<"blockK", "block-k", "int64_t", /*default=*/"256",
+           "Values of k per cache block">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"512",
+           "Columns of C per cache block (0: no column blocking)">,
+    Option<"fma", "fma", "bool", /*default=*/"true",
+           "Use vector.fma (false: mulf + addf, for targets without FMA)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+  ];
+  let statistics = [
+    Statistic<"numVectorized", "num-vectorized",
+              "Number of contractions lowered to the register-blocked kernel">,
+  ];
+}
+
 def RPETileAttentionPass : Pass<"rpe-tile-attention"> {
   let summary = "Tile rpe.attention into a FlashAttention-2 kernel on tensors";
   let description = [{

@@ -100,6 +100,27 @@ void populateRPEFuseAttentionPatterns(RewritePatternSet &patterns,
 /// reductions).
 void populateRPEInterchangeReductionsPatterns(RewritePatternSet &patterns);
 
+/// Options of the register-blocked contraction kernel
+/// (rpe-vectorize-contractions).
+struct VectorizeContractionsOptions {
+  /// f32 lanes per vector (f64: half as many).
+  int64_t vectorWidth = 16;
+  /// Register block: rows of C × vectors per row.
+  int64_t tileM = 6;
+  int64_t tileN = 2;
+  /// Cache blocks: values of k, columns of C (0: all columns).
+  int64_t blockK = 256;
+  int64_t blockN = 512;
+  /// vector.fma, or mulf + addf for targets without FMA.
+  bool useFMA = true;
+};
+
+/// Rewrites float contractions on buffers (one m, n and k dimension, n the
+/// last unit-stride dimension of B and C) into register-blocked vector
+/// kernels (rpe-vectorize-contractions).
+void populateRPEVectorizeContractionsPatterns(
+    RewritePatternSet &patterns, const VectorizeContractionsOptions &options);
+
 /// Erases unused `linalg.generic`s whose bodies are free of memory effects
 /// but for `cf.assert` (a front end's bounds checks of a gather nobody reads).
 void populateRPEEraseUnusedChecksPatterns(RewritePatternSet &patterns);

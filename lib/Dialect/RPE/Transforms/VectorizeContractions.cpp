@@ -1,0 +1,380 @@
+//===- VectorizeContractions.cpp - register-blocked matmul kernels --------===//
+//
+// C[.., i, j] += A[.., i, k] · B[.., k, j] on buffers -> loops over cache
+// blocks of (j, k) and register blocks of tile-m rows × tile-n vectors of C,
+// accumulated with vector FMAs of a broadcast A element and a row vector of
+// B. Each C element still sums k in order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rpe/Dialect/RPE/Transforms/Passes.h"
+#include "rpe/Dialect/RPE/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Arith/Utils/Utils.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir {
+namespace rpe {
+#define GEN_PASS_DEF_RPEVECTORIZECONTRACTIONSPASS
+#include "rpe/Dialect/RPE/Transforms/Passes.h.inc"
+} // namespace rpe
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::rpe;
+
+namespace {
+
+/// True if the body is `out + in0 * in1` (either operand order) in one float
+/// type.
+bool isMulAddBody(Block &body) {
+  if (body.getNumArguments() != 3 || body.getOperations().size() != 3)
+    return false;
+  auto mul = dyn_cast<arith::MulFOp>(&body.front());
+  auto add =
+      dyn_cast_or_null<arith::AddFOp>(mul ? mul->getNextNode() : nullptr);
+  auto yield = dyn_cast<linalg::YieldOp>(body.getTerminator());
+  if (!mul || !add || !yield || yield->getOperand(0) != add.getResult())
+    return false;
+  Value in0 = body.getArgument(0), in1 = body.getArgument(1),
+        out = body.getArgument(2);
+  bool mulArgs = (mul.getLhs() == in0 && mul.getRhs() == in1) ||
+                 (mul.getLhs() == in1 && mul.getRhs() == in0);
+  bool addArgs = (add.getLhs() == out && add.getRhs() == mul.getResult()) ||
+                 (add.getRhs() == out && add.getLhs() == mul.getResult());
+  return mulArgs && addArgs;
+}
+
+/// What the kernel needs of a matched contraction.
+struct Contraction {
+  SmallVector<unsigned> batch;
+  unsigned m, n, k;
+  FloatType elem;
+};
+
+FailureOr<Contraction> matchContraction(linalg::LinalgOp op) {
+  if (!op.hasPureBufferSemantics() || op.getNumDpsInputs() != 2 ||
+      op.getNumDpsInits() != 1)
+    return failure();
+  FailureOr<linalg::ContractionDimensions> dims =
+      linalg::inferContractionDims(op);
+  if (failed(dims) || dims->m.empty() || dims->n.empty() ||
+      dims->k.size() != 1 ||
+      dims->batch.size() + dims->m.size() + dims->n.size() + 1 !=
+          static_cast<size_t>(op.getNumLoops()))
+    return failure();
+  for (AffineMap map : op.getIndexingMapsArray())
+    if (!map.isProjectedPermutation(/*allowZeroInResults=*/false))
+      return failure();
+  if (!isMulAddBody(*op.getBlock()))
+    return failure();
+  auto elem = dyn_cast<FloatType>(getElementTypeOrSelf(op.getDpsInits()[0]));
+  if (!elem || elem.getWidth() > 64)
+    return failure();
+  for (OpOperand &operand : op->getOpOperands())
+    if (getElementTypeOrSelf(operand.get()) != elem)
+      return failure();
+  // Vectors run along n: the last, unit-stride dimension of B and C.
+  AffineMap outMap = op.getMatchingIndexingMap(op.getDpsInitOperand(0));
+  if (outMap.getNumResults() < 2)
+    return failure();
+  unsigned n = cast<AffineDimExpr>(outMap.getResults().back()).getPosition();
+  if (!llvm::is_contained(dims->n, n))
+    return failure();
+  for (OpOperand *operand :
+       {op.getDpsInputOperand(1), op.getDpsInitOperand(0)}) {
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    auto type = dyn_cast<MemRefType>(operand->get().getType());
+    if (!type || map.getNumResults() == 0 ||
+        map.getResults().back() != getAffineDimExpr(n, op->getContext()) ||
+        !type.isLastDimUnitStride())
+      return failure();
+  }
+  // The register block's rows: the innermost row dimension of C (those only
+  // in A and C). Other row and column dimensions (a B or an A broadcast over
+  // them) and the batch dimensions are outer loops.
+  std::optional<unsigned> m;
+  for (AffineExpr e : outMap.getResults())
+    if (llvm::is_contained(dims->m, cast<AffineDimExpr>(e).getPosition()))
+      m = cast<AffineDimExpr>(e).getPosition();
+  Contraction c{{}, *m, n, dims->k.front(), elem};
+  for (unsigned d = 0, e = op.getNumLoops(); d < e; ++d)
+    if (d != c.m && d != c.n && d != c.k)
+      c.batch.push_back(d);
+  return c;
+}
+
+/// Emits the kernel of one matched op before it.
+class KernelBuilder {
+public:
+  KernelBuilder(OpBuilder &b, linalg::LinalgOp op, const Contraction &c,
+                const VectorizeContractionsOptions &options)
+      : b(b), loc(op.getLoc()), op(op), c(c), options(options) {
+    int64_t lanes = options.vectorWidth * 32 / this->c.elem.getWidth();
+    vecType = VectorType::get({std::max<int64_t>(lanes, 1)}, this->c.elem);
+    maskType = VectorType::get(vecType.getShape(), b.getI1Type());
+    width = vecType.getNumElements();
+    a = op.getDpsInputOperand(0);
+    bOperand = op.getDpsInputOperand(1);
+    out = op.getDpsInitOperand(0);
+  }
+
+  void build() {
+    SmallVector<Range> ranges = op.createLoopRanges(b, loc);
+    sizes = llvm::map_to_vector(ranges, [&](Range r) {
+      return getValueOrCreateConstantIndexOp(b, loc, r.size);
+    });
+    dimValues.assign(op.getNumLoops(), Value());
+    SmallVector<Value> lbs, ubs, steps;
+    for (unsigned d : c.batch) {
+      lbs.push_back(cst(0));
+      ubs.push_back(sizes[d]);
+      steps.push_back(cst(1));
+    }
+    scf::buildLoopNest(
+        b, loc, lbs, ubs, steps, [&](OpBuilder &nb, Location, ValueRange ivs) {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(nb.getInsertionBlock(), nb.getInsertionPoint());
+          for (auto [d, iv] : llvm::zip(c.batch, ivs))
+            dimValues[d] = iv;
+          buildBatch();
+        });
+  }
+
+private:
+  Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// for (jc, pc) cache blocks: full row blocks, then single rows.
+  void buildBatch() {
+    Value nSize = sizes[c.n], kSize = sizes[c.k], mSize = sizes[c.m];
+    // Without column blocking, one block of all columns (at least a step of
+    // one when there are none).
+    Value nBlock = options.blockN > 0
+                       ? cst(options.blockN)
+                       : arith::MaxUIOp::create(b, loc, nSize, cst(1));
+    auto jcLoop = scf::ForOp::create(b, loc, cst(0), nSize, nBlock);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(jcLoop.getBody());
+    Value jc = jcLoop.getInductionVar();
+    Value jcEnd = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, jc, nBlock), nSize);
+    auto pcLoop =
+        scf::ForOp::create(b, loc, cst(0), kSize, cst(options.blockK));
+    b.setInsertionPointToStart(pcLoop.getBody());
+    Value pc = pcLoop.getInductionVar();
+    Value pcEnd = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, pc, cst(options.blockK)), kSize);
+    Value tm = cst(options.tileM);
+    Value mFull = arith::MulIOp::create(
+        b, loc, arith::DivUIOp::create(b, loc, mSize, tm), tm);
+    auto rowBlocks = scf::ForOp::create(b, loc, cst(0), mFull, tm);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(rowBlocks.getBody());
+      buildRows(options.tileM, rowBlocks.getInductionVar(), jc, jcEnd, pc,
+                pcEnd);
+    }
+    auto rows = scf::ForOp::create(b, loc, mFull, mSize, cst(1));
+    b.setInsertionPointToStart(rows.getBody());
+    buildRows(1, rows.getInductionVar(), jc, jcEnd, pc, pcEnd);
+  }
+
+  /// Register blocks of `rowCount` rows from `row` along [jc, jcEnd): full
+  /// ones, then one masked block for the remaining columns. The rows' A
+  /// values stay in cache across the blocks.
+  void buildRows(int64_t rowCount, Value row, Value jc, Value jcEnd, Value pc,
+                 Value pcEnd) {
+    Value bw = cst(options.tileN * width);
+    Value len = arith::SubIOp::create(b, loc, jcEnd, jc);
+    Value fullEnd = arith::AddIOp::create(
+        b, loc, jc,
+        arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, len, bw),
+                              bw));
+    auto full = scf::ForOp::create(b, loc, jc, fullEnd, bw);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(full.getBody());
+      buildTile(rowCount, row, full.getInductionVar(), /*remaining=*/nullptr,
+                pc, pcEnd);
+    }
+    Value rest = arith::SubIOp::create(b, loc, jcEnd, fullEnd);
+    Value any =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, rest, cst(0));
+    auto edge = scf::IfOp::create(b, loc, any, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(edge.thenBlock());
+    buildTile(rowCount, row, fullEnd, rest, pc, pcEnd);
+  }
+
+  /// Indices of `operand` with m = row, n = col, k = kv.
+  SmallVector<Value> indices(OpOperand *operand, Value row, Value col,
+                             Value kv) {
+    dimValues[c.m] = row;
+    dimValues[c.n] = col;
+    dimValues[c.k] = kv;
+    AffineMap map = op.getMatchingIndexingMap(operand);
+    return llvm::map_to_vector(map.getResults(), [&](AffineExpr e) {
+      return dimValues[cast<AffineDimExpr>(e).getPosition()];
+    });
+  }
+
+  Value loadVector(OpOperand *operand, ValueRange idx, Value mask) {
+    Value base = operand->get();
+    if (!mask)
+      return vector::LoadOp::create(b, loc, vecType, base, idx);
+    Value zero = arith::ConstantOp::create(
+        b, loc, vecType,
+        DenseElementsAttr::get(vecType, b.getFloatAttr(c.elem, 0.0)));
+    return vector::MaskedLoadOp::create(b, loc, vecType, base, idx, mask, zero);
+  }
+
+  /// One register block: rowCount × tileN vectors of C at (row, col), k over
+  /// [pc, pcEnd); `remaining` columns (masked) or full vectors.
+  void buildTile(int64_t rowCount, Value row, Value col, Value remaining,
+                 Value pc, Value pcEnd) {
+    SmallVector<Value> cols, masks;
+    for (int64_t v = 0; v < options.tileN; ++v) {
+      cols.push_back(
+          v == 0 ? col : arith::AddIOp::create(b, loc, col, cst(v * width)));
+      Value mask;
+      if (remaining) {
+        Value left = arith::MaxSIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, remaining, cst(v * width)),
+            cst(0));
+        mask = vector::CreateMaskOp::create(b, loc, maskType, left);
+      }
+      masks.push_back(mask);
+    }
+    SmallVector<Value> rowsIdx;
+    for (int64_t r = 0; r < rowCount; ++r)
+      rowsIdx.push_back(r == 0 ? row
+                               : arith::AddIOp::create(b, loc, row, cst(r)));
+    SmallVector<Value> acc;
+    for (int64_t r = 0; r < rowCount; ++r)
+      for (int64_t v = 0; v < options.tileN; ++v)
+        acc.push_back(
+            loadVector(out, indices(out, rowsIdx[r], cols[v], pc), masks[v]));
+    auto kLoop = scf::ForOp::create(b, loc, pc, pcEnd, cst(1), acc);
+    {
+      OpBuilder::InsertionGuard g(b);
+      b.setInsertionPointToStart(kLoop.getBody());
+      Value kv = kLoop.getInductionVar();
+      SmallVector<Value> bRow;
+      for (int64_t v = 0; v < options.tileN; ++v)
+        bRow.push_back(loadVector(bOperand, indices(bOperand, row, cols[v], kv),
+                                  masks[v]));
+      SmallVector<Value> next;
+      for (int64_t r = 0; r < rowCount; ++r) {
+        Value scalar = memref::LoadOp::create(b, loc, a->get(),
+                                              indices(a, rowsIdx[r], col, kv));
+        Value splat = vector::BroadcastOp::create(b, loc, vecType, scalar);
+        for (int64_t v = 0; v < options.tileN; ++v) {
+          Value prev = kLoop.getRegionIterArg(r * options.tileN + v);
+          next.push_back(
+              options.useFMA
+                  ? vector::FMAOp::create(b, loc, splat, bRow[v], prev)
+                        .getResult()
+                  : arith::AddFOp::create(
+                        b, loc, prev,
+                        arith::MulFOp::create(b, loc, splat, bRow[v]))
+                        .getResult());
+        }
+      }
+      scf::YieldOp::create(b, loc, next);
+    }
+    for (int64_t r = 0; r < rowCount; ++r)
+      for (int64_t v = 0; v < options.tileN; ++v) {
+        Value value = kLoop.getResult(r * options.tileN + v);
+        SmallVector<Value> idx = indices(out, rowsIdx[r], cols[v], pc);
+        if (masks[v])
+          vector::MaskedStoreOp::create(b, loc, out->get(), idx, masks[v],
+                                        value);
+        else
+          vector::StoreOp::create(b, loc, value, out->get(), idx);
+      }
+  }
+
+  OpBuilder &b;
+  Location loc;
+  linalg::LinalgOp op;
+  Contraction c;
+  const VectorizeContractionsOptions &options;
+  VectorType vecType, maskType;
+  int64_t width;
+  OpOperand *a, *bOperand, *out;
+  SmallVector<Value> sizes;
+  SmallVector<Value> dimValues;
+};
+
+struct VectorizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
+  VectorizeContraction(MLIRContext *ctx, VectorizeContractionsOptions options)
+      : OpInterfaceRewritePattern(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(linalg::LinalgOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<Contraction> c = matchContraction(op);
+    if (failed(c))
+      return rewriter.notifyMatchFailure(op, "not a vectorizable contraction");
+    rewriter.setInsertionPoint(op);
+    KernelBuilder(rewriter, op, *c, options).build();
+    rewriter.eraseOp(op);
+    return success();
+  }
+
+  VectorizeContractionsOptions options;
+};
+
+struct RPEVectorizeContractionsPass
+    : rpe::impl::RPEVectorizeContractionsPassBase<
+          RPEVectorizeContractionsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    for (auto [name, value] :
+         {std::pair<StringRef, int64_t>{"vector-width", vectorWidth},
+          {"tile-m", tileM},
+          {"tile-n", tileN},
+          {"block-k", blockK}}) {
+      if (value < 1) {
+        getOperation()->emitError() << "rpe-vectorize-contractions: " << name
+                                    << " must be positive, got " << value;
+        return signalPassFailure();
+      }
+    }
+    if (blockN < 0) {
+      getOperation()->emitError()
+          << "rpe-vectorize-contractions: block-n must not be negative, got "
+          << static_cast<int64_t>(blockN);
+      return signalPassFailure();
+    }
+    VectorizeContractionsOptions options;
+    options.vectorWidth = vectorWidth;
+    options.tileM = tileM;
+    options.tileN = tileN;
+    options.blockK = blockK;
+    options.blockN = blockN;
+    options.useFMA = fma;
+    RewritePatternSet patterns(&getContext());
+    populateRPEVectorizeContractionsPatterns(patterns, options);
+    // Count the matches before the rewrite erases them.
+    getOperation()->walk([&](linalg::LinalgOp op) {
+      if (succeeded(matchContraction(op)))
+        ++numVectorized;
+    });
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::rpe::populateRPEVectorizeContractionsPatterns(
+    RewritePatternSet &patterns, const VectorizeContractionsOptions &options) {
+  patterns.add<VectorizeContraction>(patterns.getContext(), options);
+}

@@ -1,0 +1,119 @@
+// RUN: rpe-opt %s -rpe-vectorize-contractions='vector-width=8 tile-m=2 tile-n=2' -split-input-file | FileCheck %s
+// RUN: rpe-opt %s -rpe-vectorize-contractions='vector-width=8 tile-m=2 tile-n=1 fma=false block-n=0' -split-input-file | FileCheck %s --check-prefix=NOFMA
+// RUN: not rpe-opt %s -rpe-vectorize-contractions='tile-m=0' 2>&1 | FileCheck %s --check-prefix=BADM
+// RUN: not rpe-opt %s -rpe-vectorize-contractions='block-n=-1' 2>&1 | FileCheck %s --check-prefix=BADN
+
+// BADM: error: rpe-vectorize-contractions: tile-m must be positive, got 0
+// BADN: error: rpe-vectorize-contractions: block-n must not be negative, got -1
+
+// A dynamic matmul: cache blocks of 512 columns and 256 values of k, row
+// blocks of 2 rows × 2 vectors of 8 lanes in registers (loaded from C,
+// four FMA chains over k, stored back), a masked block for the last columns
+// and one row at a time for the last rows.
+// CHECK-LABEL: func.func @matmul
+// CHECK-NOT: linalg.matmul
+// CHECK-DAG: %[[C16:[a-z0-9_]+]] = arith.constant 16 : index
+// CHECK-DAG: %[[C256:[a-z0-9_]+]] = arith.constant 256 : index
+// CHECK-DAG: %[[C512:[a-z0-9_]+]] = arith.constant 512 : index
+// CHECK: scf.for %[[JC:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %[[C512]]
+// CHECK:   scf.for %[[PC:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %[[C256]]
+// CHECK:     scf.for %[[I:[a-z0-9_]+]] =
+// CHECK:       scf.for %[[J:[a-z0-9_]+]] = %[[JC]] to %{{.*}} step %[[C16]]
+// CHECK:         %[[C0V:[a-z0-9_]+]] = vector.load %[[CM:[a-z0-9_]+]][%[[I]], %[[J]]] : memref<?x?xf32>, vector<8xf32>
+// CHECK-COUNT-3: vector.load %[[CM]]
+// CHECK:         %[[R:[a-z0-9_]+]]:4 = scf.for %[[K:[a-z0-9_]+]] = %[[PC]] to %{{.*}} step %{{.*}} iter_args
+// CHECK-COUNT-2:   vector.load %[[BM:[a-z0-9_]+]][%[[K]], %{{.*}}] : memref<?x?xf32>, vector<8xf32>
+// CHECK:           %[[A0:[a-z0-9_]+]] = memref.load %[[AM:[a-z0-9_]+]][%[[I]], %[[K]]]
+// CHECK:           %[[S0:[a-z0-9_]+]] = vector.broadcast %[[A0]] : f32 to vector<8xf32>
+// CHECK-COUNT-2:   vector.fma %[[S0]]
+// CHECK:           memref.load %[[AM]]
+// CHECK-COUNT-2:   vector.fma
+// CHECK:           scf.yield
+// CHECK-COUNT-4: vector.store %[[R]]
+// CHECK:       scf.if
+// CHECK:         vector.create_mask
+// CHECK:         vector.create_mask
+// CHECK-COUNT-4: vector.maskedload %[[CM]]
+// CHECK:         scf.for
+// CHECK-COUNT-2:   vector.maskedload %[[BM]]
+// CHECK-COUNT-4: vector.maskedstore %[[CM]]
+// CHECK:     scf.for
+// CHECK:       scf.for
+// CHECK:         scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>)
+// NOFMA-LABEL: func.func @matmul
+// NOFMA-NOT: vector.fma
+// NOFMA: %[[NB:[a-z0-9_]+]] = arith.maxui
+// NOFMA: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[NB]]
+// NOFMA: arith.mulf {{.*}} : vector<8xf32>
+// NOFMA: arith.addf {{.*}} : vector<8xf32>
+func.func @matmul(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>) {
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x?xf32>) outs(%c : memref<?x?xf32>)
+  return
+}
+
+// -----
+
+// Batch dimensions become loops; A read transposed (k, i) and a broadcast B
+// (no batch dimension) come from the indexing maps. f64 vectors hold half
+// as many lanes.
+// CHECK-LABEL: func.func @batched_transposed_a
+// CHECK: scf.for %[[B:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[K:[a-z0-9_]+]] = {{.*}} -> (vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>)
+// CHECK:   vector.load %{{.*}}[%[[K]], %{{.*}}] : memref<32x24xf64>, vector<4xf64>
+// CHECK:   memref.load %{{.*}}[%[[B]], %[[K]], %{{.*}}] : memref<3x32x10xf64>
+// CHECK-NOT: linalg.generic
+func.func @batched_transposed_a(%a: memref<3x32x10xf64>, %b: memref<32x24xf64>, %c: memref<3x10x24xf64>) {
+  linalg.generic {indexing_maps = [affine_map<(bb, i, j, k) -> (bb, k, i)>,
+                                   affine_map<(bb, i, j, k) -> (k, j)>,
+                                   affine_map<(bb, i, j, k) -> (bb, i, j)>],
+                  iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<3x32x10xf64>, memref<32x24xf64>) outs(%c : memref<3x10x24xf64>) {
+  ^bb0(%x: f64, %y: f64, %acc: f64):
+    %m = arith.mulf %y, %x : f64
+    %s = arith.addf %m, %acc : f64
+    linalg.yield %s : f64
+  }
+  return
+}
+
+// -----
+
+// A strided view of C whose rows are contiguous is fine.
+// CHECK-LABEL: func.func @strided_output
+// CHECK: vector.store {{.*}} : memref<8x16xf32, strided<[64, 1], offset: ?>>, vector<8xf32>
+func.func @strided_output(%a: memref<8x4xf32>, %b: memref<4x16xf32>, %c: memref<8x16xf32, strided<[64, 1], offset: ?>>) {
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c : memref<8x16xf32, strided<[64, 1], offset: ?>>)
+  return
+}
+
+// -----
+
+// Left alone: B reduced along its last dimension (q·kᵀ form: no vector runs
+// along the columns), a column-strided C, integers, other bodies, tensors.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: vector.
+// CHECK-COUNT-5: linalg.
+// CHECK: return
+func.func @left_alone(%a: memref<8x4xf32>, %bt: memref<16x4xf32>, %c: memref<8x16xf32>,
+                      %b: memref<4x16xf32>, %cs: memref<8x16xf32, strided<[1, 8]>>,
+                      %ai: memref<8x4xi32>, %bi: memref<4x16xi32>, %ci: memref<8x16xi32>,
+                      %ta: tensor<8x4xf32>, %tb: tensor<4x16xf32>, %tc: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  linalg.matmul indexing_maps = [affine_map<(i, j, k) -> (i, k)>,
+                                 affine_map<(i, j, k) -> (j, k)>,
+                                 affine_map<(i, j, k) -> (i, j)>]
+      ins(%a, %bt : memref<8x4xf32>, memref<16x4xf32>) outs(%c : memref<8x16xf32>)
+  linalg.matmul ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%cs : memref<8x16xf32, strided<[1, 8]>>)
+  linalg.matmul ins(%ai, %bi : memref<8x4xi32>, memref<4x16xi32>) outs(%ci : memref<8x16xi32>)
+  linalg.generic {indexing_maps = [affine_map<(i, j, k) -> (i, k)>,
+                                   affine_map<(i, j, k) -> (k, j)>,
+                                   affine_map<(i, j, k) -> (i, j)>],
+                  iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%a, %b : memref<8x4xf32>, memref<4x16xf32>) outs(%c : memref<8x16xf32>) {
+  ^bb0(%x: f32, %y: f32, %acc: f32):
+    %m = arith.mulf %x, %y : f32
+    %s = arith.maximumf %m, %acc : f32
+    linalg.yield %s : f32
+  }
+  %r = linalg.matmul ins(%ta, %tb : tensor<8x4xf32>, tensor<4x16xf32>) outs(%tc : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
