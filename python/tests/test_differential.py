@@ -1076,8 +1076,9 @@ if os.environ.get("RPE_TEST_CUDA"):
 
 
 # RPE_DIFF_SKIP_PATHS=a,b leaves lowering paths out (the sanitized CI stage
-# leaves out "gpu", which stage 1 runs: it would add minutes of compilation
-# of the same passes, which its lit tests and model tests also run).
+# leaves out "gpu" and "reference", which stage 1 runs: they would add
+# minutes of compilation under ASan; the GPU passes also run there through
+# lit and the model tests).
 for _skipped in filter(None, os.environ.get("RPE_DIFF_SKIP_PATHS", "").split(",")):
     PATHS.pop(_skipped, None)
 
