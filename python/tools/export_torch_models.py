@@ -83,7 +83,39 @@ def deberta_v2():
     return model, (ids,), {"layers": 2, "heads": 4, "length": 16}
 
 
-MODELS = {"t5_encoder": t5_encoder, "llama": llama, "deberta_v2": deberta_v2}
+def t5_decoder():
+    """T5's decoder stack: causal self-attention with unidirectional buckets
+    (bias shared across layers) and cross-attention to 12 encoder states
+    (no position bias: transformers adds a zero bias there)."""
+    import torch
+    from transformers import T5Config, T5Model
+    torch.manual_seed(0)
+    config = T5Config(vocab_size=64, d_model=32, d_kv=8, d_ff=64, num_layers=2,
+                      num_decoder_layers=2, num_heads=4,
+                      relative_attention_num_buckets=32,
+                      relative_attention_max_distance=128, dropout_rate=0.0,
+                      feed_forward_proj="relu", use_cache=False)
+    config._attn_implementation = "eager"
+    decoder = T5Model(config).eval().get_decoder()
+
+    class Decoder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.decoder = decoder
+
+        def forward(self, ids, encoder_states):
+            return self.decoder(input_ids=ids,
+                                encoder_hidden_states=encoder_states,
+                                use_cache=False).last_hidden_state
+
+    ids = torch.randint(0, 64, (1, 16))
+    states = torch.randn(1, 12, 32)
+    return Decoder(), (ids, states), {"layers": 2, "heads": 4, "length": 16,
+                                     "encoder_length": 12}
+
+
+MODELS = {"t5_encoder": t5_encoder, "t5_decoder": t5_decoder, "llama": llama,
+          "deberta_v2": deberta_v2}
 
 
 def main():

@@ -421,3 +421,77 @@ func.func @raise_gqa(%q: tensor<1x4x5x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tenso
   } -> tensor<1x4x5x8xf32>
   return %o : tensor<1x4x5x8xf32>
 }
+
+// -----
+
+// (a) A zero "position bias" added to the scores as a constant (what
+// torch-mlir leaves of transformers' zero bias in T5's cross-attention) is
+// dropped. Another constant is not: it is no bias operand, so that
+// attention stays unfused.
+#qmap = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#kmap = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#smap = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#vmap = affine_map<(b, h, i, e, j) -> (b, h, j, e)>
+#pmap = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#omap = affine_map<(b, h, i, e, j) -> (b, h, i, e)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+// CHECK-LABEL: func.func @zero_bias
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x1x4x8xf32>, %[[K:.*]]: tensor<1x1x3x8xf32>, %[[V:.*]]: tensor<1x1x3x2xf32>)
+// CHECK: scf.execute_region
+// CHECK-NEXT: %[[R:.*]] = rpe.attention %[[Q]], %[[K]], %[[V]] scale = 1.000000e+00 : tensor<1x1x4x8xf32>, tensor<1x1x3x8xf32>, tensor<1x1x3x2xf32> -> tensor<1x1x4x2xf32>{{$}}
+// CHECK-NEXT: scf.yield %[[R]]
+// CHECK: scf.execute_region
+// CHECK: linalg.softmax
+// CHECK-NOT: rpe.attention
+// CHECK: return
+func.func @zero_bias(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x3x8xf32>, %v: tensor<1x1x3x2xf32>) -> (tensor<1x1x4x2xf32>, tensor<1x1x4x2xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %one = arith.constant 1.0 : f32
+  %e0 = tensor.empty() : tensor<1x1x4x3xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x1x4x3xf32>) -> tensor<1x1x4x3xf32>
+  %e7 = tensor.empty() : tensor<1x1x4x2xf32>
+  %z7 = linalg.fill ins(%zero : f32) outs(%e7 : tensor<1x1x4x2xf32>) -> tensor<1x1x4x2xf32>
+  %r0 = scf.execute_region -> tensor<1x1x4x2xf32> {
+    %s = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x1x4x8xf32>, tensor<1x1x3x8xf32>) outs(%z0 : tensor<1x1x4x3xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+    } -> tensor<1x1x4x3xf32>
+    %b0 = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x1x4x3xf32>) outs(%e0 : tensor<1x1x4x3xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %m = arith.addf %a, %zero : f32
+      linalg.yield %m : f32
+    } -> tensor<1x1x4x3xf32>
+    %sm = linalg.softmax dimension(3) ins(%b0 : tensor<1x1x4x3xf32>) outs(%e0 : tensor<1x1x4x3xf32>) -> tensor<1x1x4x3xf32>
+    %o = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%sm, %v : tensor<1x1x4x3xf32>, tensor<1x1x3x2xf32>) outs(%z7 : tensor<1x1x4x2xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+    } -> tensor<1x1x4x2xf32>
+    scf.yield %o : tensor<1x1x4x2xf32>
+  }
+  %r1 = scf.execute_region -> tensor<1x1x4x2xf32> {
+    %s = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x1x4x8xf32>, tensor<1x1x3x8xf32>) outs(%z0 : tensor<1x1x4x3xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+    } -> tensor<1x1x4x3xf32>
+    %b0 = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x1x4x3xf32>) outs(%e0 : tensor<1x1x4x3xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %m = arith.addf %a, %one : f32
+      linalg.yield %m : f32
+    } -> tensor<1x1x4x3xf32>
+    %sm = linalg.softmax dimension(3) ins(%b0 : tensor<1x1x4x3xf32>) outs(%e0 : tensor<1x1x4x3xf32>) -> tensor<1x1x4x3xf32>
+    %o = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%sm, %v : tensor<1x1x4x3xf32>, tensor<1x1x3x2xf32>) outs(%z7 : tensor<1x1x4x2xf32>) {
+    ^bb0(%a: f32, %b: f32, %acc: f32):
+      %m = arith.mulf %a, %b : f32
+      %r = arith.addf %acc, %m : f32
+      linalg.yield %r : f32
+    } -> tensor<1x1x4x2xf32>
+    scf.yield %o : tensor<1x1x4x2xf32>
+  }
+  return %r0, %r1 : tensor<1x1x4x2xf32>, tensor<1x1x4x2xf32>
+}

@@ -311,6 +311,16 @@ Value peelScoreSteps(Value s, double &scale,
         s = op.getDpsInputs()[0];
         continue;
       }
+      // s + 0 or s - 0: transformers adds a zero position bias where a layer
+      // has none (T5's cross-attention), which torch-mlir folds to a
+      // constant. Only the sign of a zero score could change; exp does not
+      // see it.
+      if (body.getOperations().size() == expected && binop &&
+          isa<arith::AddFOp, arith::SubFOp>(binop) &&
+          binop->getOperand(0) == body.getArgument(0) && cst && *cst == 0.0) {
+        s = op.getDpsInputs()[0];
+        continue;
+      }
       return s;
     }
     // s + bias, only outside every scale: (s + b)·c would scale the bias.
