@@ -114,8 +114,23 @@ def t5_decoder():
                                      "encoder_length": 12}
 
 
+def bloom():
+    """BLOOM: ALiBi (slopes times key positions, added through baddbmm),
+    causal."""
+    import torch
+    from transformers import BloomConfig, BloomModel
+    torch.manual_seed(0)
+    config = BloomConfig(vocab_size=64, hidden_size=32, n_layer=2, n_head=4,
+                         hidden_dropout=0.0, attention_dropout=0.0,
+                         use_cache=False)
+    config._attn_implementation = "eager"
+    model = LastHidden(BloomModel(config).eval())
+    ids = torch.randint(0, 64, (1, 16))
+    return model, (ids,), {"layers": 2, "heads": 4, "length": 16}
+
+
 MODELS = {"t5_encoder": t5_encoder, "t5_decoder": t5_decoder, "llama": llama,
-          "deberta_v2": deberta_v2}
+          "deberta_v2": deberta_v2, "bloom": bloom}
 
 
 def main():

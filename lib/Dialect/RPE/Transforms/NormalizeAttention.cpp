@@ -8,8 +8,8 @@
 //
 //   1. linalg.batch_matmul and linalg.transpose -> linalg.generic;
 //   2. reshapes folded into generics by expansion (upstream), so that the
-//      contractions run over (b, h, i, j) again, and expand(collapse(x))
-//      folded away;
+//      contractions and the element-wise steps between them run over
+//      (b, h, i, j) again, and expand(collapse(x)) folded away;
 //   3. pure permutations and broadcasts (generics that only copy their one
 //      input) fused into the contractions that read them (upstream
 //      elementwise fusion, restricted to these producers: the softmax and
@@ -82,6 +82,14 @@ bool isContractionGeneric(Operation *op) {
          generic.getNumDpsInits() == 1 && generic.getNumReductionLoops() == 1;
 }
 
+/// A generic whose loops are all parallel (scores scaled, a bias added on
+/// the batch·heads-collapsed scores, as BLOOM's baddbmm writes ALiBi).
+bool isElementwiseGeneric(Operation *op) {
+  auto generic = dyn_cast_if_present<linalg::GenericOp>(op);
+  return generic && generic.getNumDpsInits() == 1 &&
+         generic.getNumParallelLoops() == generic.getNumLoops();
+}
+
 /// An unused generic whose body only checks (a front end's gather bounds
 /// checks) besides pure ops: its checks guard nothing.
 struct EraseUnusedCheckingGeneric : OpRewritePattern<linalg::GenericOp> {
@@ -93,6 +101,90 @@ struct EraseUnusedCheckingGeneric : OpRewritePattern<linalg::GenericOp> {
         !rpe::isPureUpToChecks(op))
       return failure();
     rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// The batch·heads split: B·H×…  <->  B×H×… with groups [[0, 1], [2], [3]].
+bool isHeadsSplit(ArrayRef<ReassociationIndices> groups) {
+  return groups.size() == 3 && groups[0] == ReassociationIndices{0, 1} &&
+         groups[1] == ReassociationIndices{2} &&
+         groups[2] == ReassociationIndices{3};
+}
+
+/// A generic on batch·heads-collapsed scores: an input collapsed by the
+/// heads split or a result expanded by it.
+bool onCollapsedHeads(linalg::GenericOp op) {
+  for (Value input : op.getDpsInputs())
+    if (auto c = input.getDefiningOp<tensor::CollapseShapeOp>())
+      if (isHeadsSplit(c.getReassociationIndices()))
+        return true;
+  for (Operation *user : op->getUsers())
+    if (auto e = dyn_cast<tensor::ExpandShapeOp>(user))
+      if (isHeadsSplit(e.getReassociationIndices()))
+        return true;
+  return false;
+}
+
+/// An input of a generic on batch·heads-collapsed scores read with a
+/// constant 0 for a unit dimension (BLOOM's ALiBi: (b·h, 0, j) of a
+/// B·H×1×L tensor) -> the input without those dimensions, read with the
+/// remaining results: upstream's reshape propagation only takes projected
+/// permutations.
+struct DropBroadcastUnitDims : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.hasPureTensorSemantics() || !onCollapsedHeads(op))
+      return failure();
+    SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+    bool changed = false;
+    SmallVector<Value> inputs(op.getDpsInputs());
+    for (auto [index, operand] : llvm::enumerate(op.getDpsInputOperands())) {
+      AffineMap map = maps[index];
+      auto type = dyn_cast<RankedTensorType>(operand->get().getType());
+      if (!type)
+        continue;
+      // Groups of the collapse: each kept dimension with the unit
+      // dimensions read as 0 after it (or before the first kept one).
+      SmallVector<ReassociationIndices> groups;
+      SmallVector<AffineExpr> kept;
+      ReassociationIndices pending;
+      for (auto [d, e] : llvm::enumerate(map.getResults())) {
+        auto c = dyn_cast<AffineConstantExpr>(e);
+        if (c && c.getValue() == 0 && type.getDimSize(d) == 1) {
+          if (groups.empty())
+            pending.push_back(d);
+          else
+            groups.back().push_back(d);
+          continue;
+        }
+        if (!isa<AffineDimExpr>(e))
+          break;
+        ReassociationIndices group = pending;
+        pending.clear();
+        group.push_back(d);
+        groups.push_back(group);
+        kept.push_back(e);
+      }
+      if (kept.size() == static_cast<size_t>(map.getNumResults()) ||
+          groups.empty() || !pending.empty() ||
+          kept.size() + llvm::count_if(map.getResults(), [](AffineExpr e) {
+            return isa<AffineConstantExpr>(e);
+          }) != static_cast<size_t>(map.getNumResults()))
+        continue;
+      inputs[index] = tensor::CollapseShapeOp::create(
+          rewriter, op.getLoc(), operand->get(), groups);
+      maps[index] = AffineMap::get(map.getNumDims(), 0, kept, op.getContext());
+      changed = true;
+    }
+    if (!changed)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getInputsMutable().assign(inputs);
+      op.setIndexingMapsAttr(rewriter.getAffineMapArrayAttr(maps));
+    });
     return success();
   }
 };
@@ -114,7 +206,7 @@ void mlir::rpe::populateRPENormalizeAttentionPatterns(
     RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<GeneralizeOp<linalg::BatchMatmulOp>,
-               GeneralizeOp<linalg::TransposeOp>>(ctx);
+               GeneralizeOp<linalg::TransposeOp>, DropBroadcastUnitDims>(ctx);
   populateRPEEraseUnusedChecksPatterns(patterns);
   // Only the batch·heads split (B·H×…  <->  B×H×…, groups [[0, 1], [2],
   // [3]]) of contractions and copies: a row reduction expanded by its
@@ -132,15 +224,14 @@ void mlir::rpe::populateRPENormalizeAttentionPatterns(
     };
     Operation *r = reshape(producer) ? producer : reshape(owner);
     Operation *other = r == producer ? owner : producer;
-    if (!r || !(isContractionGeneric(other) || isCopyGeneric(other)))
+    if (!r || !(isContractionGeneric(other) || isCopyGeneric(other) ||
+                isElementwiseGeneric(other)))
       return false;
     SmallVector<ReassociationIndices> groups =
         isa<tensor::CollapseShapeOp>(r)
             ? cast<tensor::CollapseShapeOp>(r).getReassociationIndices()
             : cast<tensor::ExpandShapeOp>(r).getReassociationIndices();
-    return groups.size() == 3 && groups[0] == ReassociationIndices{0, 1} &&
-           groups[1] == ReassociationIndices{2} &&
-           groups[2] == ReassociationIndices{3};
+    return isHeadsSplit(groups);
   });
   // Permutations only (broadcasts, e.g. GQA's repeated K/V, stay visible).
   linalg::populateElementwiseOpsFusionPatterns(

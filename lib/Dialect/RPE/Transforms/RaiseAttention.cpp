@@ -263,8 +263,10 @@ bool isBiasMap(AffineMap map, Type type) {
   if (!shaped || map.getNumDims() != 4)
     return false;
   MLIRContext *ctx = map.getContext();
+  // H×Lq×Lk, or B×H×Lk (a bias of the key only: BLOOM's ALiBi, padding
+  // masks).
   if (shaped.getRank() == 3)
-    return map == dims(ctx, 4, {1, 2, 3});
+    return map == dims(ctx, 4, {1, 2, 3}) || map == dims(ctx, 4, {0, 1, 3});
   if (shaped.getRank() != 4 || map.getNumResults() != 4)
     return false;
   for (auto [k, e] : llvm::enumerate(map.getResults())) {
@@ -475,6 +477,17 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
   // The bias closest to the scores is the bias operand; further terms (a
   // front end adds the relative bias, then the mask) are read in score_mod.
   Value bias = parts.biases.empty() ? Value() : parts.biases.back().value;
+  // A B×H×Lk bias operand is B×H×1×Lk (broadcast along the rows).
+  if (bias && parts.biases.back().map ==
+                  dims(rewriter.getContext(), 4, {0, 1, 3})) {
+    auto type = cast<RankedTensorType>(bias.getType());
+    auto expanded = RankedTensorType::get(
+        {type.getDimSize(0), type.getDimSize(1), 1, type.getDimSize(2)},
+        type.getElementType());
+    bias = tensor::ExpandShapeOp::create(
+        rewriter, loc, expanded, bias,
+        SmallVector<ReassociationIndices>{{0}, {1}, {2, 3}});
+  }
   auto attention = AttentionOp::create(
       rewriter, loc, resultType, q, k, v, bias, /*key_lengths=*/Value(),
       /*q_offset=*/Value(), relValues, rewriter.getF64FloatAttr(parts.scale),
