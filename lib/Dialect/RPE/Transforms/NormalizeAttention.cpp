@@ -151,31 +151,29 @@ struct DropBroadcastUnitDims : OpRewritePattern<linalg::GenericOp> {
       SmallVector<ReassociationIndices> groups;
       SmallVector<AffineExpr> kept;
       ReassociationIndices pending;
+      bool readable = true;
       for (auto [d, e] : llvm::enumerate(map.getResults())) {
         auto c = dyn_cast<AffineConstantExpr>(e);
         if (c && c.getValue() == 0 && type.getDimSize(d) == 1) {
-          if (groups.empty())
-            pending.push_back(d);
-          else
-            groups.back().push_back(d);
+          (groups.empty() ? pending : groups.back()).push_back(d);
           continue;
         }
-        if (!isa<AffineDimExpr>(e))
+        if (!isa<AffineDimExpr>(e)) {
+          readable = false;
           break;
+        }
         ReassociationIndices group = pending;
         pending.clear();
         group.push_back(d);
         groups.push_back(group);
         kept.push_back(e);
       }
-      if (kept.size() == static_cast<size_t>(map.getNumResults()) ||
-          groups.empty() || !pending.empty() ||
-          kept.size() + llvm::count_if(map.getResults(), [](AffineExpr e) {
-            return isa<AffineConstantExpr>(e);
-          }) != static_cast<size_t>(map.getNumResults()))
+      // Nothing to drop, or nothing to keep.
+      if (!readable || groups.empty() ||
+          kept.size() == static_cast<size_t>(map.getNumResults()))
         continue;
-      inputs[index] = tensor::CollapseShapeOp::create(
-          rewriter, op.getLoc(), operand->get(), groups);
+      inputs[index] = tensor::CollapseShapeOp::create(rewriter, op.getLoc(),
+                                                      operand->get(), groups);
       maps[index] = AffineMap::get(map.getNumDims(), 0, kept, op.getContext());
       changed = true;
     }

@@ -478,8 +478,8 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
   // front end adds the relative bias, then the mask) are read in score_mod.
   Value bias = parts.biases.empty() ? Value() : parts.biases.back().value;
   // A B×H×Lk bias operand is B×H×1×Lk (broadcast along the rows).
-  if (bias && parts.biases.back().map ==
-                  dims(rewriter.getContext(), 4, {0, 1, 3})) {
+  if (bias &&
+      parts.biases.back().map == dims(rewriter.getContext(), 4, {0, 1, 3})) {
     auto type = cast<RankedTensorType>(bias.getType());
     auto expanded = RankedTensorType::get(
         {type.getDimSize(0), type.getDimSize(1), 1, type.getDimSize(2)},
