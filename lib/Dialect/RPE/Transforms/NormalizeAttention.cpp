@@ -207,10 +207,10 @@ void mlir::rpe::populateRPENormalizeAttentionPatterns(
                GeneralizeOp<linalg::TransposeOp>, DropBroadcastUnitDims>(ctx);
   populateRPEEraseUnusedChecksPatterns(patterns);
   // Only the batch·heads split (B·H×…  <->  B×H×…, groups [[0, 1], [2],
-  // [3]]) of contractions and copies: a row reduction expanded by its
-  // consumer's unit dimension would no longer read as one, and the heads
-  // collapse of grouped-query K/V ([[0], [1, 2], ...]) stays for the
-  // raising to see GQA.
+  // [3]]) of contractions, copies and element-wise steps, not of row
+  // reductions: one expanded by its consumer's unit dimension would no
+  // longer read as one. The heads collapse of grouped-query K/V ([[0],
+  // [1, 2], ...]) stays for the raising to see GQA.
   linalg::populateFoldReshapeOpsByExpansionPatterns(patterns, [](OpOperand
                                                                      *operand) {
     Operation *producer = operand->get().getDefiningOp();
