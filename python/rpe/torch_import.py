@@ -51,10 +51,55 @@ def export(module, example_inputs, func_name="forward"):
         inputs.append(x)
     example_inputs = inputs
     with torch.no_grad():
-        imported = fx.export_and_import(module, *example_inputs,
+        program = torch.export.export(module, tuple(example_inputs),
+                                      strict=False)
+        _copy_state_in_lists(program)
+        imported = fx.export_and_import(program,
                                         output_type="linalg-on-tensors",
                                         func_name=func_name)
     return str(imported)
+
+
+def _copy_state_in_lists(program):
+    """A parameter, buffer or constant inside a list argument (e.g. Swin's
+    ``table[relative_position_index]``, aten.index.Tensor(table, [index]))
+    becomes a literal tensor in a list of graph values once torch-mlir
+    freezes the program, which its importer rejects ("Heterogeneous lists
+    are not supported"). Such list elements read a clone instead: a graph
+    value of the same contents."""
+    import torch
+    sig = program.graph_signature
+    state = (set(sig.inputs_to_parameters) | set(sig.inputs_to_buffers) |
+             set(getattr(sig, "inputs_to_lifted_tensor_constants", {})))
+    graph = program.graph_module.graph
+
+    def is_state(x):
+        return (isinstance(x, torch.fx.Node) and x.op == "placeholder" and
+                x.name in state)
+
+    changed = False
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        args = list(node.args)
+        for i, arg in enumerate(args):
+            if not isinstance(arg, (list, tuple)) or \
+                    not any(is_state(x) for x in arg):
+                continue
+            elements = []
+            for x in arg:
+                if is_state(x):
+                    with graph.inserting_before(node):
+                        copy = graph.call_function(torch.ops.aten.clone.default,
+                                                   (x,))
+                    copy.meta = dict(x.meta)
+                    x = copy
+                elements.append(x)
+            args[i] = type(arg)(elements)
+            changed = True
+        node.args = tuple(args)
+    if changed:
+        program.graph_module.recompile()
 
 
 def _load_factory(spec):

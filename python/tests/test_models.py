@@ -30,7 +30,8 @@ def load(name):
 
 
 def test_fixtures_present():
-    assert {"t5_encoder", "t5_decoder", "llama", "deberta_v2", "bloom"} <= set(MODELS)
+    assert {"t5_encoder", "t5_decoder", "llama", "deberta_v2", "bloom",
+            "swin"} <= set(MODELS)
 
 
 def test_deberta_uses_erf():

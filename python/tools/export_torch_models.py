@@ -129,8 +129,33 @@ def bloom():
     return model, (ids,), {"layers": 2, "heads": 4, "length": 16}
 
 
+def swin():
+    """Swin: window attention with the relative position bias table gathered
+    by the constant relative_position_index, shifted windows with their
+    mask."""
+    import torch
+    from transformers import SwinConfig, SwinModel
+    torch.manual_seed(0)
+    config = SwinConfig(image_size=32, patch_size=4, num_channels=3,
+                        embed_dim=16, depths=[2], num_heads=[2], window_size=4,
+                        mlp_ratio=2.0, hidden_dropout_prob=0.0,
+                        attention_probs_dropout_prob=0.0, drop_path_rate=0.0)
+    config._attn_implementation = "eager"
+    model = SwinModel(config, add_pooling_layer=False).eval()
+
+    class Hidden(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, pixels):
+            return self.model(pixel_values=pixels).last_hidden_state
+    pixels = torch.randn(1, 3, 32, 32)
+    return Hidden(), (pixels,), {"layers": 2, "heads": 2, "window": 4}
+
+
 MODELS = {"t5_encoder": t5_encoder, "t5_decoder": t5_decoder, "llama": llama,
-          "deberta_v2": deberta_v2, "bloom": bloom}
+          "deberta_v2": deberta_v2, "bloom": bloom, "swin": swin}
 
 
 def main():
