@@ -24,9 +24,10 @@ from rpe.torch_import import export  # noqa: E402
 
 
 class LastHidden:
-    """Wraps a transformers encoder: input ids -> last hidden state."""
+    """Wraps a transformers model: its input (keyword `arg`, input ids by
+    default) -> last hidden state."""
 
-    def __new__(cls, model):
+    def __new__(cls, model, arg="input_ids"):
         import torch
 
         class Wrapped(torch.nn.Module):
@@ -34,8 +35,8 @@ class LastHidden:
                 super().__init__()
                 self.model = model
 
-            def forward(self, ids):
-                return self.model(input_ids=ids).last_hidden_state
+            def forward(self, x):
+                return self.model(**{arg: x}).last_hidden_state
         return Wrapped()
 
 
@@ -141,17 +142,10 @@ def swin():
                         mlp_ratio=2.0, hidden_dropout_prob=0.0,
                         attention_probs_dropout_prob=0.0, drop_path_rate=0.0)
     config._attn_implementation = "eager"
-    model = SwinModel(config, add_pooling_layer=False).eval()
-
-    class Hidden(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.model = model
-
-        def forward(self, pixels):
-            return self.model(pixel_values=pixels).last_hidden_state
+    model = LastHidden(SwinModel(config, add_pooling_layer=False).eval(),
+                       arg="pixel_values")
     pixels = torch.randn(1, 3, 32, 32)
-    return Hidden(), (pixels,), {"layers": 2, "heads": 2, "window": 4}
+    return model, (pixels,), {"layers": 2, "heads": 2, "window": 4}
 
 
 MODELS = {"t5_encoder": t5_encoder, "t5_decoder": t5_decoder, "llama": llama,

@@ -170,6 +170,13 @@ private:
     Value pc = pcLoop.getInductionVar();
     Value pcEnd = arith::MinUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, pc, cst(options.blockK)), kSize);
+    // Full register blocks of columns end at fullEnd; the rest is masked.
+    Value bw = cst(options.tileN * width);
+    Value len = arith::SubIOp::create(b, loc, jcEnd, jc);
+    Value fullEnd = arith::AddIOp::create(
+        b, loc, jc,
+        arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, len, bw),
+                              bw));
     Value tm = cst(options.tileM);
     Value mFull = arith::MulIOp::create(
         b, loc, arith::DivUIOp::create(b, loc, mSize, tm), tm);
@@ -177,25 +184,20 @@ private:
     {
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(rowBlocks.getBody());
-      buildRows(options.tileM, rowBlocks.getInductionVar(), jc, jcEnd, pc,
-                pcEnd);
+      buildRows(options.tileM, rowBlocks.getInductionVar(), jc, fullEnd, jcEnd,
+                pc, pcEnd);
     }
     auto rows = scf::ForOp::create(b, loc, mFull, mSize, cst(1));
     b.setInsertionPointToStart(rows.getBody());
-    buildRows(1, rows.getInductionVar(), jc, jcEnd, pc, pcEnd);
+    buildRows(1, rows.getInductionVar(), jc, fullEnd, jcEnd, pc, pcEnd);
   }
 
-  /// Register blocks of `rowCount` rows from `row` along [jc, jcEnd): full
-  /// ones, then one masked block for the remaining columns. The rows' A
+  /// Register blocks of `rowCount` rows from `row`: full ones along
+  /// [jc, fullEnd), then one masked block for [fullEnd, jcEnd). The rows' A
   /// values stay in cache across the blocks.
-  void buildRows(int64_t rowCount, Value row, Value jc, Value jcEnd, Value pc,
-                 Value pcEnd) {
+  void buildRows(int64_t rowCount, Value row, Value jc, Value fullEnd,
+                 Value jcEnd, Value pc, Value pcEnd) {
     Value bw = cst(options.tileN * width);
-    Value len = arith::SubIOp::create(b, loc, jcEnd, jc);
-    Value fullEnd = arith::AddIOp::create(
-        b, loc, jc,
-        arith::MulIOp::create(b, loc, arith::DivUIOp::create(b, loc, len, bw),
-                              bw));
     auto full = scf::ForOp::create(b, loc, jc, fullEnd, bw);
     {
       OpBuilder::InsertionGuard g(b);
