@@ -5,7 +5,6 @@
 #include "rpe/InitAll.h"
 #include "rpe/Pipelines/Pipelines.h"
 
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -247,13 +246,6 @@ checkLowered(ModuleOp module, StringRef target,
   return failure(walk.wasInterrupted());
 }
 
-/// Marks private LLVM functions internal: they stay inside the object.
-static void internalizePrivateFunctions(ModuleOp module) {
-  for (auto func : module.getOps<LLVM::LLVMFuncOp>())
-    if (func.isPrivate() && !func.isExternal())
-      func.setLinkage(LLVM::Linkage::Internal);
-}
-
 /// rpe-nvptx-pipeline with the device code in the format `options.emit`
 /// asks for. gpu-module-to-binary can report an error (a missing libdevice)
 /// and still succeed: any error diagnostic fails the compilation.
@@ -307,25 +299,14 @@ static LogicalResult lowerForNVPTX(ModuleOp module,
                   "toolkit '"
                << resolveCUDAPath("") << "' (set CUDA_ROOT)";
     }
-  internalizePrivateFunctions(module);
   return success();
 }
 
 LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
                                             const CompileOptions &options) {
-  // Callers own their input buffers: entry points must not write into them
-  // (bufferization copies instead).
-  MLIRContext *ctx = module->getContext();
-  for (auto func : module.getOps<func::FuncOp>())
-    if (func.isPublic() && !func.isExternal())
-      for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
-        if (isa<TensorType>(func.getArgument(i).getType()))
-          func.setArgAttr(
-              i, bufferization::BufferizationDialect::kWritableAttrName,
-              BoolAttr::get(ctx, false));
   if (options.target == "nvptx")
     return lowerForNVPTX(module, options);
-  PassManager pm(ctx);
+  PassManager pm(module->getContext());
   CPUPipelineOptions pipeline;
   // The attention kernel's vectors match the target CPU's registers.
   pipeline.targetCPU = options.cpu;
@@ -339,12 +320,9 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
   if (failed(pm.run(module)))
     return failure();
   // OpenMP ops (num-threads > 0) translate to LLVM IR as they are.
-  if (failed(checkLowered(module, "the CPU", [](Operation *op) {
-        return isa<omp::OpenMPDialect>(op->getDialect());
-      })))
-    return failure();
-  internalizePrivateFunctions(module);
-  return success();
+  return checkLowered(module, "the CPU", [](Operation *op) {
+    return isa<omp::OpenMPDialect>(op->getDialect());
+  });
 }
 
 namespace {
@@ -546,7 +524,9 @@ static LogicalResult emitArtifactTo(ModuleOp module,
     if (ec)
       return emitError(loc)
              << "cannot open '" << outputPath << "': " << ec.message();
+    // As rpe-opt prints it: `rpe-opt -rpe-cpu-pipeline` gives the same file.
     module.print(out.os());
+    out.os() << '\n';
     out.keep();
     return success();
   }

@@ -127,6 +127,8 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
   // Run-time size checks, derived from the ops as the user wrote them.
   if (options.shapeChecks)
     pm.addPass(createRPEInsertShapeChecksPass());
+  // Callers own the buffers they pass: entry points copy, never write them.
+  pm.addPass(createRPEReadOnlyArgumentsPass());
   if (options.gpuEmulation) {
     NVPTXPipelineOptions gpu;
     gpu.blockRows = 1;
@@ -141,6 +143,7 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
     buildCPUKernelPasses(pm, options);
   }
   addCPULoweringPasses(pm, options);
+  pm.addPass(createRPEInternalizeFunctionsPass());
 }
 
 void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,

@@ -34,6 +34,7 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
                                    const NVPTXPipelineOptions &options) {
   if (options.shapeChecks)
     pm.addPass(createRPEInsertShapeChecksPass());
+  pm.addPass(createRPEReadOnlyArgumentsPass());
   buildGPUKernelPasses(pm, options);
   pm.addPass(createLowerAffinePass());
   pm.addPass(arith::createArithExpandOpsPass());
@@ -80,6 +81,7 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createRPEInternalizeFunctionsPass());
 }
 
 void mlir::rpe::buildGPUKernelPasses(OpPassManager &pm,

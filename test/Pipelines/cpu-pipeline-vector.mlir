@@ -11,13 +11,13 @@
 // RUN: rpe-compile %s --emit=asm --mcpu=haswell -O3 -o - | FileCheck %s --check-prefix=AVX2
 // RUN: rpe-compile %s --emit=asm --mcpu=generic -O3 -o - | FileCheck %s --check-prefix=SSE
 
-// CHECK-LABEL: llvm.func @__rpe_attention(
+// CHECK-LABEL: llvm.func internal @__rpe_attention(
 // W16: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
 // W8: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
 // CHECK-NOT: llvm.intr.exp
 // CHECK-NOT: @expf
 
-// NOFMA-LABEL: llvm.func @__rpe_attention(
+// NOFMA-LABEL: llvm.func internal @__rpe_attention(
 // NOFMA-NOT: llvm.intr.fma
 // NOFMA: llvm.fmul %{{.*}}, %{{.*}} : vector<4xf32>
 // NOFMA-NOT: llvm.intr.fma

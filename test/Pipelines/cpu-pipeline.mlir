@@ -25,8 +25,9 @@
 // CHECK-LABEL: llvm.func @_mlir_ciface_t5_attention_check(
 // CHECK-NOT: @_mlir_ciface_helper
 // CHECK-NOT: @helper_check
-// The kernel: private, never inlined, no C interface.
-// CHECK-LABEL: llvm.func @__rpe_attention(
+// The kernel: private and internal (rpe-internalize-functions), never
+// inlined, no C interface.
+// CHECK-LABEL: llvm.func internal @__rpe_attention(
 // CHECK-SAME: passthrough = ["noinline"]
 // CHECK-SAME: sym_visibility = "private"
 // CHECK: llvm.call @malloc

@@ -18,7 +18,7 @@
 // BIN-SAME: .entry __rpe_attention_kernel
 // CHECK: llvm.func @t5_causal
 // CHECK: llvm.call @__rpe_attention
-// CHECK: llvm.func @__rpe_attention
+// CHECK: llvm.func internal @__rpe_attention
 // CHECK: llvm.call @mgpuMemAlloc
 // CHECK: gpu.launch_func <%{{.*}} : !llvm.ptr> @rpe_kernels::@__rpe_attention_kernel blocks
 // CHECK: llvm.call @mgpuMemAlloc

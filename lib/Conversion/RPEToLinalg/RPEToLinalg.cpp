@@ -8,9 +8,9 @@
 
 #include "rpe/Conversion/RPEToLinalg/RPEToLinalg.h"
 #include "rpe/Conversion/Passes.h"
-#include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
-#include "rpe/Conversion/RPEToLinalg/LinalgBuilders.h"
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
+#include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
+#include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

@@ -1,9 +1,9 @@
 //===- AttentionUtils.cpp - helpers shared by the attention kernels -------===//
 
 #include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
-#include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
-#include "rpe/Conversion/RPEToLinalg/LinalgBuilders.h"
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
+#include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
+#include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"

@@ -23,12 +23,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
-#include "rpe/Conversion/RPEToLinalg/LinalgBuilders.h"
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 #include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
+#include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
+#include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"

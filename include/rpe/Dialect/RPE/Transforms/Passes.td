@@ -15,6 +15,35 @@ def RPEEmitCInterfacePass : Pass<"rpe-emit-c-interface", "::mlir::ModuleOp"> {
   }];
 }
 
+def RPEReadOnlyArgumentsPass
+    : Pass<"rpe-read-only-arguments", "::mlir::ModuleOp"> {
+  let summary = "Mark the tensor arguments of entry points not writable";
+  let description = [{
+    Sets `bufferization.writable = false` on every tensor argument of every
+    public `func.func` with a body. Callers (the C header, `rpe.compile`)
+    own the buffers they pass: after this pass, one-shot bufferization
+    copies an argument instead of writing into it. Arguments that already
+    carry the attribute keep it. Private functions are left alone (their
+    callers are in the module).
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
+}
+
+def RPEInternalizeFunctionsPass
+    : Pass<"rpe-internalize-functions", "::mlir::ModuleOp"> {
+  let summary = "Give private LLVM functions internal linkage";
+  let description = [{
+    Every private `llvm.func` with a body and `external` linkage (what
+    `convert-func-to-llvm` makes of a private `func.func`) gets `internal`
+    linkage, so that
+    it stays inside the object file or shared library built from the module
+    (outlined kernels, shape-check helpers) and cannot clash with a symbol
+    of the program that loads it. Declarations, public functions and
+    functions with another linkage are left alone. Runs at the end of `rpe-cpu-pipeline` and
+    `rpe-nvptx-pipeline`.
+  }];
+}
+
 def RPENormalizeAttentionPass : Pass<"rpe-normalize-attention"> {
   let summary = "Rewrite front-end attention IR into the 4-D form "
                 "rpe-fuse-attention raises";

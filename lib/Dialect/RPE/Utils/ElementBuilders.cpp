@@ -1,6 +1,6 @@
 //===- ElementBuilders.cpp - scalar pieces of rpe lowerings -----*- C++ -*-===//
 
-#include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
+#include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RPE_CONVERSION_RPETOLINALG_ELEMENTBUILDERS_H
-#define RPE_CONVERSION_RPETOLINALG_ELEMENTBUILDERS_H
+#ifndef RPE_DIALECT_RPE_UTILS_ELEMENTBUILDERS_H
+#define RPE_DIALECT_RPE_UTILS_ELEMENTBUILDERS_H
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Value.h"
@@ -45,4 +45,4 @@ Value inlineScoreMod(OpBuilder &b, Region &region, ValueRange args);
 } // namespace rpe
 } // namespace mlir
 
-#endif // RPE_CONVERSION_RPETOLINALG_ELEMENTBUILDERS_H
+#endif // RPE_DIALECT_RPE_UTILS_ELEMENTBUILDERS_H

@@ -1,8 +1,8 @@
 //===- LinalgBuilders.cpp - small builders of linalg on tensors -*- C++ -*-===//
 
-#include "rpe/Conversion/RPEToLinalg/LinalgBuilders.h"
-#include "rpe/Conversion/RPEToLinalg/ElementBuilders.h"
+#include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
+#include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"

@@ -4,8 +4,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef RPE_CONVERSION_RPETOLINALG_LINALGBUILDERS_H
-#define RPE_CONVERSION_RPETOLINALG_LINALGBUILDERS_H
+#ifndef RPE_DIALECT_RPE_UTILS_LINALGBUILDERS_H
+#define RPE_DIALECT_RPE_UTILS_LINALGBUILDERS_H
 
 #include "mlir/Dialect/Utils/StructuredOpsUtils.h"
 #include "mlir/IR/AffineMap.h"
@@ -70,4 +70,4 @@ Value buildAlibiSlopes(OpBuilder &b, Location loc, AlibiOp op);
 } // namespace rpe
 } // namespace mlir
 
-#endif // RPE_CONVERSION_RPETOLINALG_LINALGBUILDERS_H
+#endif // RPE_DIALECT_RPE_UTILS_LINALGBUILDERS_H
