@@ -44,6 +44,11 @@ if config.rpe_sanitizer_runtime:
 else:
     config.substitutions.append(("%rpe_preload", ""))
 
+# A build with RPE_SANITIZE: its static libraries need the sanitizer runtime
+# in whatever links them.
+if config.rpe_sanitize:
+    config.available_features.add("rpe-sanitized")
+
 # A C compiler driver for the tests that link compiled modules into programs.
 cc = next((shutil.which(name) for name in ("cc", "gcc", "clang", "clang-22")
            if shutil.which(name)), None)

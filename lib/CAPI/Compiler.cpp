@@ -13,7 +13,6 @@
 #include "mlir/Parser/Parser.h"
 
 #include "mlir/Support/FileUtilities.h"
-#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -89,9 +88,7 @@ llvm::json::Value describeType(Type type) {
 
 extern "C" {
 
-const char *rpeVersion(void) {
-  return "rpe 0.1 (LLVM " LLVM_VERSION_STRING ")";
-}
+const char *rpeVersion(void) { return rpe::getVersionString(); }
 
 void rpeRegisterAllPasses(void) {
   static std::once_flag once;

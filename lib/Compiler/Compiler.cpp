@@ -21,11 +21,13 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
@@ -38,10 +40,20 @@
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
 
+#include <dlfcn.h>
 #include <memory>
 
 using namespace mlir;
 using namespace mlir::rpe;
+
+const char *mlir::rpe::getVersionString() {
+  return "rpe " RPE_VERSION " (LLVM " LLVM_VERSION_STRING ")";
+}
+
+void mlir::rpe::addVersionPrinter() {
+  llvm::cl::AddExtraVersionPrinter(
+      [](raw_ostream &os) { os << getVersionString() << '\n'; });
+}
 
 std::optional<EmitKind> mlir::rpe::parseEmitKind(StringRef name) {
   return llvm::StringSwitch<std::optional<EmitKind>>(name)
@@ -400,6 +412,42 @@ LogicalResult emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
   return success();
 }
 
+/// The directory of librpe_cuda_runtime.so: next to the shared library that
+/// holds this code (librpe-c.so, in an install tree or the Python package),
+/// in the lib/ beside the executable's bin/ (rpe-compile), in the install
+/// prefix, else in the build tree.
+std::string findRuntimeLibraryDir() {
+  SmallVector<std::string> candidates;
+  auto addBinaryDir = [&](StringRef binary) {
+    SmallString<256> dir(binary);
+    llvm::sys::path::remove_filename(dir);
+    candidates.push_back(dir.str().str());
+    llvm::sys::path::append(dir, "..", "lib");
+    candidates.push_back(dir.str().str());
+  };
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&findRuntimeLibraryDir), &info) &&
+      info.dli_fname && llvm::sys::path::is_absolute(info.dli_fname))
+    addBinaryDir(info.dli_fname);
+  static int anchor;
+  std::string exe = llvm::sys::fs::getMainExecutable(nullptr, &anchor);
+  if (!exe.empty())
+    addBinaryDir(exe);
+  candidates.push_back(RPE_INSTALL_LIBRARY_DIR);
+  candidates.push_back(RPE_RUNTIME_LIBRARY_DIR);
+  for (const std::string &dir : candidates) {
+    SmallString<256> path(dir);
+    llvm::sys::path::append(path, "librpe_cuda_runtime.so");
+    if (llvm::sys::fs::exists(path)) {
+      SmallString<256> real;
+      if (!llvm::sys::fs::real_path(dir, real))
+        return real.str().str();
+      return dir;
+    }
+  }
+  return RPE_RUNTIME_LIBRARY_DIR;
+}
+
 LogicalResult linkShared(StringRef objectPath, StringRef outputPath,
                          bool needsRunnerUtils, bool needsOpenMP,
                          bool needsCudaRuntime, Location loc) {
@@ -423,7 +471,7 @@ LogicalResult linkShared(StringRef objectPath, StringRef outputPath,
       args.push_back("-lomp");
   }
   if (needsCudaRuntime) {
-    std::string libDir = RPE_RUNTIME_LIBRARY_DIR;
+    std::string libDir = findRuntimeLibraryDir();
     args.push_back("-L" + libDir);
     args.push_back("-Wl,-rpath," + libDir);
     args.push_back("-lrpe_cuda_runtime");

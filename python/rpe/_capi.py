@@ -9,18 +9,27 @@ __all__ = ["library_path", "Compiler"]
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def _candidate_dirs(kind):
+    """Where rpe's `kind` ("lib" or "bin") files may be, in order: the build
+    named by $RPE_BUILD_DIR, the package itself (pip install: rpe/lib,
+    rpe/bin), the repository's build/ next to this package (a checkout)."""
+    dirs = []
+    build_dir = os.environ.get("RPE_BUILD_DIR")
+    if build_dir:
+        dirs.append(os.path.join(build_dir, kind))
+    dirs.append(os.path.join(_HERE, kind))
+    dirs.append(os.path.join(_HERE, "..", "..", "build", kind))
+    return dirs
+
+
 def library_path():
-    """Path of librpe-c.so: $RPE_LIBRARY, else $RPE_BUILD_DIR/lib, else the
-    repository's build/lib next to this package."""
+    """Path of librpe-c.so: $RPE_LIBRARY, else the first of $RPE_BUILD_DIR/lib,
+    the installed package's lib/ and the repository's build/lib."""
     explicit = os.environ.get("RPE_LIBRARY")
     if explicit:
         return explicit
-    candidates = []
-    build_dir = os.environ.get("RPE_BUILD_DIR")
-    if build_dir:
-        candidates.append(os.path.join(build_dir, "lib", "librpe-c.so"))
-    candidates.append(os.path.join(_HERE, "..", "..", "build", "lib",
-                                   "librpe-c.so"))
+    candidates = [os.path.join(d, "librpe-c.so")
+                  for d in _candidate_dirs("lib")]
     for path in candidates:
         if os.path.exists(path):
             return os.path.abspath(path)

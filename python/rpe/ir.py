@@ -40,6 +40,8 @@ from .reference import Clip, Log, T5, Window2D
 __all__ = [
     "IR", "Clip", "T5", "Log", "Window2D", "ELEMENT_TYPES",
     "tensor_type", "fmt_float", "merge",
+    # op text, for generators that build functions of their own
+    "alibi_text", "rotary_text",
     # single ops
     "bucket", "bucket_scalar", "relative_bias", "alibi", "rotary",
     "shaw_logits", "shaw_values", "disentangled_bias", "attention",
@@ -298,12 +300,15 @@ def relative_bias(bucketing, heads, lq, lk, elem="f32", q_offset=None,
     return f.finish(f.emit("bias", text), rt)
 
 
-def _alibi_text(off, sizes, slopes, symmetric, rt):
+def alibi_text(off, sizes, slopes, symmetric, rt):
+    """The text of one ``rpe.alibi`` op: ``off`` the q_offset SSA name or
+    None, ``sizes`` the SSA names of its dynamic sizes, ``slopes`` a list of
+    floats or None, ``rt`` the result type."""
     text = "rpe.alibi"
     if off:
         text += " offset %s" % off
     if sizes:
-        text += " sizes(%s)" % ", ".join(sizes)
+        text += " sizes(%s)" % ", ".join(str(s) for s in sizes)
     if slopes is not None:
         text += " slopes [%s]" % ", ".join(fmt_float(s) for s in slopes)
     if symmetric:
@@ -324,7 +329,7 @@ def alibi(heads, lq, lk, symmetric=False, slopes=None, elem="f32",
     sizes = [f.arg(base, "index") for base, v in
              (("h", heads), ("lq", lq), ("lk", lk)) if v is None]
     rt = tensor_type((heads, lq, lk), elem)
-    return f.finish(f.emit("bias", _alibi_text(off, sizes, slopes, symmetric, rt)), rt)
+    return f.finish(f.emit("bias", alibi_text(off, sizes, slopes, symmetric, rt)), rt)
 
 
 def rope_scaling_attr(scaling):
@@ -347,7 +352,9 @@ def rope_scaling_attr(scaling):
     return "#rpe.rope_%s<%s>" % (kind, fields)
 
 
-def _rotary_text(x, pos, xt, pt, theta, rotary_dim, interleaved, scaling=None):
+def rotary_text(x, pos, xt, pt, theta, rotary_dim, interleaved, scaling=None):
+    """The text of one ``rpe.rotary`` op on the SSA names ``x`` and ``pos``
+    of types ``xt`` and ``pt``; None leaves an attribute at its default."""
     attrs = []
     if interleaved:
         attrs.append("interleaved")
@@ -376,7 +383,7 @@ def rotary(x_shape, positions_shape, elem="f32", pos_elem="i64", theta=None,
     pt = tensor_type(positions_shape, pos_elem)
     x = f.arg("x", xt)
     pos = f.arg("positions", pt)
-    y = f.emit("y", _rotary_text(x, pos, xt, pt, theta, rotary_dim, interleaved,
+    y = f.emit("y", rotary_text(x, pos, xt, pt, theta, rotary_dim, interleaved,
                                  scaling))
     return f.finish(y, xt)
 
@@ -632,7 +639,7 @@ def alibi_attention(*, batch, heads, lq, lk, head_dim, kv_heads=None,
                key_lengths)
     L.tail_args(q_offset)
     bt = tensor_type((heads, lq, lk), elem)
-    bias = L.f.emit("bias", _alibi_text(L.off, L.lengths(), slopes, symmetric, bt))
+    bias = L.f.emit("bias", alibi_text(L.off, L.lengths(), slopes, symmetric, bt))
     return L.attend(bias, bt, causal=causal, scale=scale)
 
 
@@ -656,8 +663,8 @@ def rope_attention(*, batch, heads, lq, lk, head_dim, kv_heads=None,
     qpt, kpt = tensor_type(pre + (lq,), pos_elem), tensor_type(pre + (lk,), pos_elem)
     qp, kp = f.arg("q_pos", qpt), f.arg("k_pos", kpt)
     L.tail_args(q_offset)
-    qr = f.emit("q_rot", _rotary_text(L.q, qp, L.qt, qpt, theta, rotary_dim, interleaved))
-    kr = f.emit("k_rot", _rotary_text(L.k, kp, L.kt, kpt, theta, rotary_dim, interleaved))
+    qr = f.emit("q_rot", rotary_text(L.q, qp, L.qt, qpt, theta, rotary_dim, interleaved))
+    kr = f.emit("k_rot", rotary_text(L.k, kp, L.kt, kpt, theta, rotary_dim, interleaved))
     return L.attend(causal=causal, scale=scale, q=qr, k=kr)
 
 

@@ -71,6 +71,7 @@ static cl::opt<std::string> cpu("mcpu",
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
+  rpe::addVersionPrinter();
   cl::ParseCommandLineOptions(argc, argv,
                               "rpe-compile: ahead-of-time compiler for rpe\n");
 

@@ -21,6 +21,7 @@ int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::rpe::registerAllDialects(registry);
   mlir::rpe::registerAllPasses();
+  mlir::rpe::addVersionPrinter();
   auto [input, output] = mlir::registerAndParseCLIOptions(
       argc, argv, "rpe optimizer driver\n", registry);
   // Text the upstream parser crashes on gets an error instead (input files;

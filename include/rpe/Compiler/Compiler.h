@@ -20,6 +20,14 @@ class DialectRegistry;
 
 namespace rpe {
 
+/// "rpe <version> (LLVM <version>)": what `--version` of the tools and
+/// rpeVersion() of the C API print.
+const char *getVersionString();
+
+/// Adds the rpe version to what `--version` prints (call before parsing the
+/// command line).
+void addVersionPrinter();
+
 enum class EmitKind { MLIR, LLVM, Asm, Object, Shared, PTX, Cubin, Fatbin };
 
 /// Parses an --emit value ("mlir", "llvm", "asm", "obj", "shared"; with

@@ -14,7 +14,7 @@
 func.func private @printMemrefF32(memref<*xf32>) attributes {llvm.emit_c_interface}
 
 func.func @kernel(%x: tensor<1x2x?x8xf32>, %pos: tensor<?xi64>) -> tensor<1x2x?x8xf32> {
-  %y = rpe.rotary %x, %pos {theta = 1.0e+04 : f64} : tensor<1x2x?x8xf32>, tensor<?xi64>
+  %y = rpe.rotary %x, %pos {theta = 10000.0 : f64} : tensor<1x2x?x8xf32>, tensor<?xi64>
   return %y : tensor<1x2x?x8xf32>
 }
 

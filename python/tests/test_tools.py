@@ -1,0 +1,43 @@
+"""The console entry points of the pip-installed package (rpe._tools) and
+the version the tools and the C API report, from the checkout's build."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from rpe import _capi, _tools
+
+
+def test_tool_path_finds_the_build():
+    build = os.environ.get("RPE_BUILD_DIR")
+    for name in ("rpe-opt", "rpe-compile"):
+        path = _tools.tool_path(name)
+        assert os.path.basename(path) == name and os.access(path, os.X_OK)
+        if build:
+            assert path == os.path.join(os.path.abspath(build), "bin", name)
+
+
+def test_tool_path_missing_tool_says_where_it_looked():
+    with pytest.raises(FileNotFoundError, match="no-such-tool not found"):
+        _tools.tool_path("no-such-tool")
+
+
+@pytest.mark.parametrize("name", ["rpe-opt", "rpe-compile"])
+def test_entry_point_runs_the_tool(name):
+    # What the console script does: exec the tool with the arguments.
+    code = ("import sys; sys.argv = [%r, '--version']; "
+            "from rpe import _tools; _tools.%s()" % (name, name.replace("-", "_")))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True,
+                         text=True, check=True).stdout
+    assert "rpe 0.1.0 (LLVM 22." in out
+
+
+def test_library_and_tools_report_one_version():
+    library = _capi.Compiler().version()
+    assert library.startswith("rpe 0.1.0 (LLVM 22."), library
+    for name in ("rpe-opt", "rpe-compile"):
+        out = subprocess.run([_tools.tool_path(name), "--version"],
+                             capture_output=True, text=True, check=True).stdout
+        assert library in out.splitlines(), (name, out)
