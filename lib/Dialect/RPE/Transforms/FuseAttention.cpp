@@ -310,4 +310,5 @@ void mlir::rpe::populateRPEFuseAttentionPatterns(RewritePatternSet &patterns,
   populateRPERaiseAttentionPatterns(patterns);
   if (maxFoldOps > 0)
     populateRPEFoldScoreProducersPatterns(patterns, maxFoldOps);
+  populateRPERaiseBucketsPatterns(patterns);
 }

@@ -130,7 +130,15 @@ def RPEFuseAttentionPass : Pass<"rpe-fuse-attention"> {
     smaller inputs; the kernels tabulate its Toeplitz part per diagonal. An
     additive mask `select(j > i, M, 0)` with M = -inf or ≤ -FLT_MAX becomes
     `causal` (no q_offset or key_lengths), and sign tests of positions in
-    score_mod fold.
+    score_mod fold. (e) When the lengths are static (and q_offset absent or
+    constant), index code in score_mod that reads only the positions and
+    constants is evaluated at every position of the domain (once per
+    diagonal when it reads only j − i); where it equals an rpe bucketing
+    scheme everywhere (`window2d`, `clip`, `t5`, `log`, with parameters from
+    the table's rows and the code's constants) it becomes `rpe.bucket`
+    with that scheme, and bounds checks (`cf.assert`) there that hold at
+    every position go: transformers' T5 buckets and Swin's constant
+    relative_position_index read as what they are.
   }];
   let options = [
     Option<"foldOps", "fold-ops", "int64_t", /*default=*/"512",

@@ -94,6 +94,13 @@ void populateRPERaiseAttentionPatterns(RewritePatternSet &patterns);
 void populateRPEFuseAttentionPatterns(RewritePatternSet &patterns,
                                       int64_t maxFoldOps = 512);
 
+/// Patterns replacing, in the score_mod of attentions with static lengths,
+/// index code on the positions that equals an rpe bucketing scheme at every
+/// position (front-end T5 bucket arithmetic, Swin's relative_position_index
+/// gathered from a constant) by `rpe.bucket`, and dropping bounds checks
+/// there that hold at every position. Part of rpe-fuse-attention.
+void populateRPERaiseBucketsPatterns(RewritePatternSet &patterns);
+
 /// Interchanges linalg contractions whose innermost loop is their reduction
 /// so that the loop before it (parallel, contiguous in every operand) is
 /// innermost: an axpy the loop vectorizer handles (rpe-interchange-
