@@ -78,14 +78,19 @@ mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
   return v;
 }
 
-void mlir::rpe::addFusionPasses(OpPassManager &pm) {
+void mlir::rpe::addFusionPasses(OpPassManager &pm,
+                                 int64_t outlineMinRepeats) {
   // Front-end attention (batch_matmul on collapsed batch·heads,
   // transposes) into the 4-D form the raising matches.
   pm.addPass(createRPENormalizeAttentionPass());
   pm.addPass(createRPEFuseAttentionPass());
   pm.addPass(createCanonicalizerPass());
-  // One kernel per distinct attention, not one per layer.
-  pm.addPass(createRPEOutlineKernelsPass());
+  // One kernel per distinct attention and linalg op, not one per layer;
+  // with min-repeats 1 the entry functions are loop-free glue, which LLVM
+  // handles in time linear in the depth (docs/Decisions.md, "Compile time").
+  RPEOutlineKernelsPassOptions outline;
+  outline.minRepeats = outlineMinRepeats;
+  pm.addPass(createRPEOutlineKernelsPass(outline));
 }
 
 void mlir::rpe::addToLinalgPasses(OpPassManager &pm) {
@@ -151,7 +156,7 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
   // Attention: fused and tiled (FlashAttention-2 structure, nothing Lq×Lk),
   // unless the reference path is asked for.
   if (!options.reference) {
-    addFusionPasses(pm);
+    addFusionPasses(pm, options.outlineMinRepeats);
     if (options.vectorize) {
       VectorizeAttentionOptions v = resolveVectorizeOptions(options);
       RPEVectorizeAttentionPassOptions vec;

@@ -86,7 +86,9 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
 
 void mlir::rpe::buildGPUKernelPasses(OpPassManager &pm,
                                      const NVPTXPipelineOptions &options) {
-  addFusionPasses(pm);
+  // Repeated linalg ops only: each outlined op is a GPU kernel launch of
+  // its own either way.
+  addFusionPasses(pm, /*outlineMinRepeats=*/2);
   // Attention: one SIMT kernel per op, nothing Lq×Lk.
   RPEGPUAttentionPassOptions attention;
   attention.blockRows = options.blockRows;

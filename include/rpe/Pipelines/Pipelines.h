@@ -73,6 +73,13 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Vectors per row of a register block of the contraction "
                      "kernel (0: 4 with 16 lanes, else 2)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> outlineMinRepeats{
+      *this, "outline-min-repeats",
+      llvm::cl::desc("rpe-outline-kernels: occurrences from which a linalg "
+                     "op moves into a function shared by identical ones (1: "
+                     "every op, so that the entry functions are loop-free "
+                     "glue; 0: attention only)"),
+      llvm::cl::init(1)};
   PassOptions::Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("Run the parallel loops (attention query tiles) on this "
@@ -184,7 +191,7 @@ void buildNVPTXPipeline(OpPassManager &pm, const NVPTXPipelineOptions &options);
 /// attention fusion and outlining; the rest of rpe (and element-wise
 /// tensor code) to linalg; one-shot bufferization with identity-layout
 /// function boundaries.
-void addFusionPasses(OpPassManager &pm);
+void addFusionPasses(OpPassManager &pm, int64_t outlineMinRepeats);
 void addToLinalgPasses(OpPassManager &pm);
 void addBufferizePass(OpPassManager &pm);
 

@@ -1,5 +1,6 @@
 // RUN: rpe-opt %s -rpe-outline-kernels -split-input-file | FileCheck %s
 // RUN: rpe-opt %s -rpe-outline-kernels=min-repeats=0 -split-input-file | FileCheck %s --check-prefix=ATTN
+// RUN: rpe-opt %s -rpe-outline-kernels=min-repeats=1 -split-input-file | FileCheck %s --check-prefix=ALL
 // RUN: not rpe-opt %s -rpe-outline-kernels=min-repeats=-1 -split-input-file 2>&1 | FileCheck %s --check-prefix=NEG
 
 // NEG: error: rpe-outline-kernels: min-repeats must not be negative, got -1
@@ -69,6 +70,12 @@ func.func @layers(%q: tensor<1x2x8x4xf32>, %k: tensor<1x2x8x4xf32>, %t: tensor<9
 // ATTN-LABEL: func.func @projections
 // ATTN-NOT: call
 // ATTN-COUNT-2: linalg.matmul
+// With min-repeats=1 (rpe-cpu-pipeline's default) the transpose that occurs
+// once moves out too: the function keeps only calls.
+// ALL-LABEL: func.func @projections
+// ALL-NOT: linalg.
+// ALL: %[[T:.*]] = call @__rpe_kernel_1(
+// ALL-NEXT: return %[[T]]
 func.func @projections(%x: tensor<16x32xf32>, %w1: tensor<32x32xf32>, %w2: tensor<32x32xf32>, %bias: tensor<32xf32>) -> tensor<32x16xf32> {
   %zero = arith.constant 0.0 : f32
   %e0 = tensor.empty() : tensor<16x32xf32>
@@ -91,4 +98,26 @@ func.func @projections(%x: tensor<16x32xf32>, %w1: tensor<32x32xf32>, %w2: tenso
   %et = tensor.empty() : tensor<32x16xf32>
   %t = linalg.transpose ins(%a1 : tensor<16x32xf32>) outs(%et : tensor<32x16xf32>) permutation = [1, 0]
   return %t : tensor<32x16xf32>
+}
+
+// -----
+
+// One zero fill (merged by CSE) as the init of two matmuls: each function
+// builds its own fill, and the shared one goes.
+// CHECK-LABEL: func.func @shared_fill
+// CHECK-SAME: (%[[X:.*]]: tensor<16x32xf32>, %[[W1:.*]]: tensor<32x32xf32>, %[[W2:.*]]: tensor<32x32xf32>)
+// CHECK-NOT: linalg.fill
+// CHECK: %[[M0:.*]] = call @__rpe_kernel(%[[X]], %[[W1]])
+// CHECK: %[[M1:.*]] = call @__rpe_kernel(%[[X]], %[[W2]])
+// CHECK-NEXT: return %[[M0]], %[[M1]]
+// CHECK: func.func private @__rpe_kernel(
+// CHECK: linalg.fill
+// CHECK: linalg.matmul
+func.func @shared_fill(%x: tensor<16x32xf32>, %w1: tensor<32x32xf32>, %w2: tensor<32x32xf32>) -> (tensor<16x32xf32>, tensor<16x32xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<16x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %m0 = linalg.matmul ins(%x, %w1 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%f : tensor<16x32xf32>) -> tensor<16x32xf32>
+  %m1 = linalg.matmul ins(%x, %w2 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%f : tensor<16x32xf32>) -> tensor<16x32xf32>
+  return %m0, %m1 : tensor<16x32xf32>, tensor<16x32xf32>
 }

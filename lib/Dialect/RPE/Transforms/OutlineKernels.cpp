@@ -54,7 +54,8 @@ struct Candidate {
 
 /// The inits of `op` built inside the function: a tensor.empty (a copy of
 /// it: its contents are undefined anyway), or a fill of one with a scalar
-/// constant that only `op` uses.
+/// constant (rebuilt in every function that uses it; the shared one goes
+/// when no op outside reads it).
 SmallVector<Operation *> absorbedInits(Operation *op) {
   SmallVector<Operation *> absorbed;
   auto dps = dyn_cast<DestinationStyleOpInterface>(op);
@@ -64,8 +65,7 @@ SmallVector<Operation *> absorbedInits(Operation *op) {
     Value v = init.get();
     if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
       auto empty = fill.getOutputs().front().getDefiningOp<tensor::EmptyOp>();
-      if (empty && v.hasOneUse() &&
-          isScalarConstant(fill.getInputs().front())) {
+      if (empty && isScalarConstant(fill.getInputs().front())) {
         absorbed.push_back(empty);
         absorbed.push_back(fill);
       }

@@ -162,13 +162,16 @@ def RPEOutlineKernelsPass : Pass<"rpe-outline-kernels", "::mlir::ModuleOp"> {
     (`__rpe_attention*`, `__rpe_kernel*`) that holds it. The arguments are
     the op's operands and the values its regions read from above, except
     scalar constants (copied in); an init that is a `tensor.empty`, or a
-    `linalg.fill` of one used only there, is built inside. Ops that are the
+    `linalg.fill` of one with a scalar constant, is built inside (a fill
+    that several ops share is rebuilt in each: it costs less than the op). Ops that are the
     same up to their arguments — the layers of a model — call one function,
     so the attention kernel that `rpe-vectorize-attention` or
     `rpe-tile-attention` builds, and the loops of the projections, norms and
     MLPs, are lowered and compiled by LLVM once instead of once per layer:
     compile time grows with the distinct layers, not the depth. The CPU
-    pipeline runs it before the kernels.
+    pipeline runs it before the kernels, with `min-repeats=1`
+    (`outline-min-repeats`): every linalg op moves out, so the entry
+    functions are loop-free glue.
   }];
   let options = [
     Option<"minRepeats", "min-repeats", "int64_t", /*default=*/"2",
