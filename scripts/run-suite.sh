@@ -13,8 +13,9 @@ trap 'rm -f "$log" "$pylog"' EXIT
 status=0
 /usr/lib/llvm-22/bin/lit -sv "$BUILD_DIR/test" 2>&1 | tee "$log" || status=$?
 
-count() { # the number after "<label>:" in lit's summary, or 0
-  sed -nE "s/^ *$1: *([0-9]+).*/\1/p" "$log" | tail -n 1 | grep . || echo 0
+count() { # the number after "<label>:" in lit's summary, or 0 (lit pads
+  # the labels to one width when a longer one, e.g. Unsupported, is listed)
+  sed -nE "s/^ *$1 *: *([0-9]+).*/\1/p" "$log" | tail -n 1 | grep . || echo 0
 }
 passed=$(( $(count Passed) + $(count 'Expectedly Failed') ))
 failed=$(( $(count Failed) + $(count Unresolved) + $(count 'Timed Out') \

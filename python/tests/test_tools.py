@@ -10,6 +10,15 @@ import pytest
 from rpe import _capi, _tools
 
 
+def _tool_env():
+    """The environment for running the tools: without the shared sanitizer
+    runtime the sanitized test run preloads into Python (a sanitized tool
+    links its own, and two ASan runtimes abort)."""
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    return env
+
+
 def test_tool_path_finds_the_build():
     build = os.environ.get("RPE_BUILD_DIR")
     for name in ("rpe-opt", "rpe-compile"):
@@ -30,7 +39,7 @@ def test_entry_point_runs_the_tool(name):
     code = ("import sys; sys.argv = [%r, '--version']; "
             "from rpe import _tools; _tools.%s()" % (name, name.replace("-", "_")))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True,
-                         text=True, check=True).stdout
+                         text=True, check=True, env=_tool_env()).stdout
     assert "rpe 0.1.0 (LLVM 22." in out
 
 
@@ -39,5 +48,6 @@ def test_library_and_tools_report_one_version():
     assert library.startswith("rpe 0.1.0 (LLVM 22."), library
     for name in ("rpe-opt", "rpe-compile"):
         out = subprocess.run([_tools.tool_path(name), "--version"],
-                             capture_output=True, text=True, check=True).stdout
+                             capture_output=True, text=True, check=True,
+                             env=_tool_env()).stdout
         assert library in out.splitlines(), (name, out)
