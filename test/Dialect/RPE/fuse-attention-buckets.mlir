@@ -279,3 +279,33 @@ func.func @reads_head(%q: tensor<1x2x4x8xf32>, %t: tensor<9x2xf32>) -> tensor<1x
   }
   return %0 : tensor<1x2x4x8xf32>
 }
+
+// -----
+
+// The bucket as the last index of a gather, as DeBERTa reads its c2p and
+// p2c projections ([h, i, bucket] and [h, j, bucket]): raised where it is.
+// The head and position indices are block arguments and stay.
+// CHECK-LABEL: func.func @projection_gather
+// CHECK: rpe.attention
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %[[H:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT: %[[B1:.*]] = rpe.bucket %[[I]], %[[J]] by clip<max_distance = 4>
+// CHECK-NEXT: %[[C2P:.*]] = tensor.extract %{{.*}}[%[[H]], %[[I]], %[[B1]]] : tensor<2x20x9xf32>
+// CHECK-NEXT: %[[B2:.*]] = rpe.bucket %[[I]], %[[J]] by clip<max_distance = 4>
+// CHECK-NEXT: %[[P2C:.*]] = tensor.extract %{{.*}}[%[[H]], %[[J]], %[[B2]]] : tensor<2x20x9xf32>
+func.func @projection_gather(%q: tensor<1x2x20x8xf32>, %c2p: tensor<2x20x9xf32>, %p2c: tensor<2x20x9xf32>) -> tensor<1x2x20x8xf32> {
+  %c4 = arith.constant 4 : index
+  %cm4 = arith.constant -4 : index
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32>, tensor<1x2x20x8xf32> -> tensor<1x2x20x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %d = arith.subi %i, %j : index
+    %lo = arith.maxsi %d, %cm4 : index
+    %hi = arith.minsi %lo, %c4 : index
+    %bk = arith.addi %hi, %c4 : index
+    %v = tensor.extract %c2p[%h, %i, %bk] : tensor<2x20x9xf32>
+    %w = tensor.extract %p2c[%h, %j, %bk] : tensor<2x20x9xf32>
+    %vw = arith.addf %v, %w : f32
+    %sum = arith.addf %s, %vw : f32
+    rpe.yield %sum : f32
+  }
+  return %0 : tensor<1x2x20x8xf32>
+}

@@ -495,3 +495,139 @@ func.func @zero_bias(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x3x8xf32>, %v: tenso
   }
   return %r0, %r1 : tensor<1x1x4x2xf32>, tensor<1x1x4x2xf32>
 }
+
+// -----
+
+// (a) A masked fill (select(mask, c, s), as masked_fill exports it) on top
+// of an added bias is applied in score_mod after the bias, in the front
+// end's order; k divided by a 0-D constant tensor before q·kᵀ (DeBERTa's
+// scaling) joins the scale. The second function fills where the mask is
+// false; the third fills with a value read from a tensor (no constant), so
+// it stays unfused.
+#qmap = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#kmap = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#smap = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#vmap = affine_map<(b, h, i, e, j) -> (b, h, j, e)>
+#pmap = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#omap = affine_map<(b, h, i, e, j) -> (b, h, i, e)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#scalar4 = affine_map<(b, h, i, j) -> ()>
+#mask4 = affine_map<(b, h, i, j) -> (b, 0, i, j)>
+// CHECK-LABEL: func.func @masked_fill
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x6x8xf32>, %[[V:.*]]: tensor<1x2x6x3xf32>, %[[B:.*]]: tensor<1x2x4x6xf32>, %[[M:.*]]: tensor<1x1x4x6xi1>)
+// CHECK-NOT: linalg.generic
+// CHECK-DAG: %[[FILL:.*]] = arith.constant -3.40282347E+38 : f32
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK: rpe.attention %[[Q]], %[[K]], %[[V]] bias(%[[B]] : tensor<1x2x4x6xf32>) scale = 2.500000e-01
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %[[BI:.*]]: index, %{{.*}}: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT: %[[X:.*]] = tensor.extract %[[M]][%[[BI]], %[[C0]], %[[I]], %[[J]]] : tensor<1x1x4x6xi1>
+// CHECK-NEXT: %[[R:.*]] = arith.select %[[X]], %[[FILL]], %[[S]] : f32
+// CHECK-NEXT: rpe.yield %[[R]] : f32
+// CHECK-LABEL: func.func @masked_fill_when_false
+// CHECK: %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK: rpe.attention %{{.*}}, %{{.*}}, %{{.*}} scale = 1.000000e+00
+// CHECK-NEXT: ^bb0(%[[S2:.*]]: f32,
+// CHECK-NEXT: %[[X2:.*]] = tensor.extract
+// CHECK-NEXT: arith.select %[[X2]], %[[S2]], %[[NINF]] : f32
+// CHECK-LABEL: func.func @masked_fill_not_constant
+// CHECK-NOT: rpe.attention
+// CHECK: linalg.softmax
+func.func @masked_fill(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x3xf32>, %bias: tensor<1x2x4x6xf32>, %mask: tensor<1x1x4x6xi1>) -> tensor<1x2x4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %four = arith.constant 4.0 : f32
+  %min = arith.constant -3.40282347E+38 : f32
+  %e = tensor.empty() : tensor<f32>
+  %c = linalg.generic {indexing_maps = [affine_map<() -> ()>], iterator_types = []} outs(%e : tensor<f32>) {
+  ^bb0(%o: f32):
+    linalg.yield %four : f32
+  } -> tensor<f32>
+  %ek = tensor.empty() : tensor<1x2x6x8xf32>
+  %ks = linalg.generic {indexing_maps = [#id4, #scalar4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%k, %c : tensor<1x2x6x8xf32>, tensor<f32>) outs(%ek : tensor<1x2x6x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.divf %a, %b : f32
+    linalg.yield %d : f32
+  } -> tensor<1x2x6x8xf32>
+  %e0 = tensor.empty() : tensor<1x2x4x6xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %s = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %ks : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) outs(%z0 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x6xf32>
+  %biased = linalg.generic {indexing_maps = [#id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s, %bias : tensor<1x2x4x6xf32>, tensor<1x2x4x6xf32>) outs(%e0 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %m = arith.addf %a, %b : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4x6xf32>
+  %masked = linalg.generic {indexing_maps = [#mask4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mask, %biased : tensor<1x1x4x6xi1>, tensor<1x2x4x6xf32>) outs(%e0 : tensor<1x2x4x6xf32>) {
+  ^bb0(%m: i1, %a: f32, %o: f32):
+    %r = arith.select %m, %min, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x6xf32>
+  %sm = linalg.softmax dimension(3) ins(%masked : tensor<1x2x4x6xf32>) outs(%e0 : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %e7 = tensor.empty() : tensor<1x2x4x3xf32>
+  %z7 = linalg.fill ins(%zero : f32) outs(%e7 : tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32>
+  %o = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%sm, %v : tensor<1x2x4x6xf32>, tensor<1x2x6x3xf32>) outs(%z7 : tensor<1x2x4x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x3xf32>
+  return %o : tensor<1x2x4x3xf32>
+}
+
+func.func @masked_fill_when_false(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x3xf32>, %mask: tensor<1x1x4x6xi1>) -> tensor<1x2x4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %e0 = tensor.empty() : tensor<1x2x4x6xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %s = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) outs(%z0 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x6xf32>
+  %masked = linalg.generic {indexing_maps = [#mask4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mask, %s : tensor<1x1x4x6xi1>, tensor<1x2x4x6xf32>) outs(%e0 : tensor<1x2x4x6xf32>) {
+  ^bb0(%m: i1, %a: f32, %o: f32):
+    %r = arith.select %m, %a, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x6xf32>
+  %sm = linalg.softmax dimension(3) ins(%masked : tensor<1x2x4x6xf32>) outs(%e0 : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %e7 = tensor.empty() : tensor<1x2x4x3xf32>
+  %z7 = linalg.fill ins(%zero : f32) outs(%e7 : tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32>
+  %o = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%sm, %v : tensor<1x2x4x6xf32>, tensor<1x2x6x3xf32>) outs(%z7 : tensor<1x2x4x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x3xf32>
+  return %o : tensor<1x2x4x3xf32>
+}
+
+func.func @masked_fill_not_constant(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x3xf32>, %mask: tensor<1x1x4x6xi1>, %fill: tensor<1x2x4x6xf32>) -> tensor<1x2x4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e0 = tensor.empty() : tensor<1x2x4x6xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %s = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) outs(%z0 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x6xf32>
+  %masked = linalg.generic {indexing_maps = [#mask4, #id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%mask, %s, %fill : tensor<1x1x4x6xi1>, tensor<1x2x4x6xf32>, tensor<1x2x4x6xf32>) outs(%e0 : tensor<1x2x4x6xf32>) {
+  ^bb0(%m: i1, %a: f32, %f: f32, %o: f32):
+    %r = arith.select %m, %f, %a : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x6xf32>
+  %sm = linalg.softmax dimension(3) ins(%masked : tensor<1x2x4x6xf32>) outs(%e0 : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %e7 = tensor.empty() : tensor<1x2x4x3xf32>
+  %z7 = linalg.fill ins(%zero : f32) outs(%e7 : tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32>
+  %o = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%sm, %v : tensor<1x2x4x6xf32>, tensor<1x2x6x3xf32>) outs(%z7 : tensor<1x2x4x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x3xf32>
+  return %o : tensor<1x2x4x3xf32>
+}

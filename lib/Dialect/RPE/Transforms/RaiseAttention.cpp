@@ -25,6 +25,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::rpe;
 
@@ -249,10 +251,80 @@ std::optional<double> scalarConstant(Value v) {
   return value.convertToDouble();
 }
 
-/// A bias term added to the scores: read at (b,h,i,j) through `map`.
+/// The value of a scalar constant held in a tensor whose elements are all
+/// equal: a splat constant, a fill of a constant, or a generic without
+/// inputs that yields a constant (torch-mlir's 0-D tensors).
+std::optional<double> splatConstant(Value tensor) {
+  DenseElementsAttr dense;
+  if (matchPattern(tensor, m_Constant(&dense)) && dense.isSplat() &&
+      isa<FloatType>(dense.getElementType()))
+    return dense.getSplatValue<APFloat>().convertToDouble();
+  if (auto fill = tensor.getDefiningOp<linalg::FillOp>())
+    return scalarConstant(fill.getInputs()[0]);
+  auto op = tensor.getDefiningOp<linalg::GenericOp>();
+  if (!op || op.getNumDpsInputs() != 0 || op.getNumResults() != 1)
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  Value v = yield.getValues().front();
+  if (v.getParentRegion() == &op.getRegion())
+    return std::nullopt;
+  return scalarConstant(v);
+}
+
+/// `x * c` or `x / c` element-wise over 4-D `x` with a scalar constant c (an
+/// operand of the body, or a 0-D / splat tensor input), used only by `user`:
+/// returns x and the factor c or 1/c.
+std::optional<std::pair<Value, double>> peelOperandScale(Value v,
+                                                         Operation *user) {
+  auto op = v.getDefiningOp<linalg::GenericOp>();
+  if (!op || !v.hasOneUse() || *v.getUsers().begin() != user ||
+      op.getNumDpsInits() != 1 || op.getNumResults() != 1 ||
+      op.getNumParallelLoops() != op.getNumLoops() ||
+      op.getNumDpsInputs() < 1 || op.getNumDpsInputs() > 2)
+    return std::nullopt;
+  SmallVector<AffineMap> maps = op.getIndexingMapsArray();
+  if (!maps[0].isIdentity() || !maps.back().isIdentity() ||
+      op.getDpsInputs()[0].getType() != v.getType())
+    return std::nullopt;
+  Block &body = op.getRegion().front();
+  Operation *binop = singleBodyOp<arith::MulFOp>(op);
+  if (!binop)
+    binop = singleBodyOp<arith::DivFOp>(op);
+  if (!binop || binop->getOperand(0) != body.getArgument(0) ||
+      cast<linalg::YieldOp>(body.getTerminator()).getValues().front() !=
+          binop->getResult(0))
+    return std::nullopt;
+  std::optional<double> c;
+  Value factor = binop->getOperand(1);
+  if (op.getNumDpsInputs() == 2) {
+    // The factor is the second input, read the same at every element.
+    if (factor != body.getArgument(1) ||
+        llvm::any_of(maps[1].getResults(), [](AffineExpr e) {
+          return !isa<AffineConstantExpr>(e);
+        }))
+      return std::nullopt;
+    c = splatConstant(op.getDpsInputs()[1]);
+  } else if (factor.getParentRegion() != &op.getRegion()) {
+    c = scalarConstant(factor);
+  }
+  if (!c || *c == 0.0 || !std::isfinite(*c))
+    return std::nullopt;
+  return std::pair{op.getDpsInputs()[0],
+                   isa<arith::MulFOp>(binop) ? *c : 1.0 / *c};
+}
+
+/// A term applied to the scores, read at (b,h,i,j) through `map`: added
+/// (`s + value`), or, when `fill` is set, a masked fill
+/// (`select(value, fill, s)`, or `select(value, s, fill)` when
+/// `fillWhenFalse`).
 struct BiasTerm {
   Value value;
   AffineMap map;
+  Value fill = {};
+  bool fillWhenFalse = false;
+
+  bool isMaskedFill() const { return static_cast<bool>(fill); }
 };
 
 /// How a bias tensor may be read in the (b,h,i,j) nest: H×Lq×Lk through
@@ -325,6 +397,26 @@ Value peelScoreSteps(Value s, double &scale,
       }
       return s;
     }
+    // select(mask, c, s) or select(mask, s, c) with a scalar constant c (a
+    // masked fill, as masked_fill exports), outside every scale.
+    if (op.getNumDpsInputs() == 2 && !sawScale) {
+      auto select = singleBodyOp<arith::SelectOp>(op);
+      Value x = op.getDpsInputs()[1], mask = op.getDpsInputs()[0];
+      if (select && select.getCondition() == body.getArgument(0) &&
+          isIdentity4(maps[1]) &&
+          cast<RankedTensorType>(x.getType()).getRank() == 4 &&
+          isBiasMap(maps[0], mask.getType())) {
+        bool whenFalse = select.getFalseValue() != body.getArgument(1);
+        Value fill =
+            whenFalse ? select.getFalseValue() : select.getTrueValue();
+        Value kept = whenFalse ? select.getTrueValue() : select.getFalseValue();
+        if (kept != body.getArgument(1) || !scalarConstant(fill))
+          return s;
+        biases.push_back({mask, maps[0], fill, whenFalse});
+        s = x;
+        continue;
+      }
+    }
     // s + bias, only outside every scale: (s + b)·c would scale the bias.
     // Either operand may be the scores (identity map, 4-D).
     if (op.getNumDpsInputs() == 2 && !sawScale) {
@@ -390,6 +482,14 @@ FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
     return failure();
   parts.q = qk.getDpsInputs()[0];
   parts.k = qk.getDpsInputs()[1];
+  // q or k scaled before q·kᵀ (DeBERTa divides k by sqrt(D·factor), a 0-D
+  // tensor): the factor joins the scale. Rounding differs from scaling each
+  // element of k by at most an ulp of the score.
+  for (Value *operand : {&parts.q, &parts.k})
+    if (auto peeled = peelOperandScale(*operand, qk)) {
+      *operand = peeled->first;
+      parts.scale *= peeled->second;
+    }
   parts.perms = {qkPerms[0], qkPerms[1], parts.perms[1]};
   // Every value between q·kᵀ and the softmax has one use (the next step),
   // except that a decomposed softmax reads its input twice.
@@ -405,10 +505,16 @@ FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
         if (user != pv && !llvm::is_contained(softmaxOps, user) &&
             !(pUses > 1 && r == parts.p))
           return failure();
-  // Bias terms read in score_mod are f32 (its scores are).
-  for (size_t t = 0; t + 1 < parts.biases.size(); ++t)
-    if (!getElementTypeOrSelf(parts.biases[t].value.getType()).isF32())
+  // Added bias terms read in score_mod are f32 (its scores are); masks of a
+  // masked fill are i1, filled with an f32 constant.
+  for (size_t t = 0; t < parts.biases.size(); ++t) {
+    const BiasTerm &term = parts.biases[t];
+    Type element = getElementTypeOrSelf(term.value.getType());
+    if (term.isMaskedFill() ? !element.isInteger(1) ||
+                                  !term.fill.getType().isF32()
+                            : t + 1 < parts.biases.size() && !element.isF32())
       return failure();
+  }
   // Types: f32 4-D tensors with q, k, v heads equal (no GQA here).
   for (Value t : {parts.q, parts.k, parts.v}) {
     auto type = dyn_cast<RankedTensorType>(t.getType());
@@ -474,9 +580,15 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
     k = kSource;
     v = vSource;
   }
-  // The bias closest to the scores is the bias operand; further terms (a
-  // front end adds the relative bias, then the mask) are read in score_mod.
-  Value bias = parts.biases.empty() ? Value() : parts.biases.back().value;
+  // The bias closest to the scores is the bias operand when it is added;
+  // further terms (a front end adds the relative bias, then the mask) are
+  // applied in score_mod, in the front end's order.
+  ArrayRef<BiasTerm> modTerms = parts.biases;
+  Value bias;
+  if (!modTerms.empty() && !modTerms.back().isMaskedFill()) {
+    bias = modTerms.back().value;
+    modTerms = modTerms.drop_back();
+  }
   // A B×H×Lk bias operand is B×H×1×Lk (broadcast along the rows).
   if (bias &&
       parts.biases.back().map == dims(rewriter.getContext(), 4, {0, 1, 3})) {
@@ -492,7 +604,7 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
       rewriter, loc, resultType, q, k, v, bias, /*key_lengths=*/Value(),
       /*q_offset=*/Value(), relValues, rewriter.getF64FloatAttr(parts.scale),
       /*causal=*/UnitAttr(), bucketing);
-  if (parts.biases.size() <= 1)
+  if (modTerms.empty())
     return attention;
   OpBuilder::InsertionGuard guard(rewriter);
   Type f32 = rewriter.getF32Type(), idx = rewriter.getIndexType();
@@ -501,7 +613,7 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
                                       {f32, idx, idx, idx, idx}, locs);
   Value score = block->getArgument(0);
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  for (const BiasTerm &term : ArrayRef(parts.biases).drop_back()) {
+  for (const BiasTerm &term : llvm::reverse(modTerms)) {
     SmallVector<Value> indices;
     for (AffineExpr e : term.map.getResults())
       indices.push_back(
@@ -509,7 +621,16 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
               ? block->getArgument(1 + cast<AffineDimExpr>(e).getPosition())
               : zero);
     Value x = tensor::ExtractOp::create(rewriter, loc, term.value, indices);
-    score = arith::AddFOp::create(rewriter, loc, score, x);
+    if (!term.isMaskedFill()) {
+      score = arith::AddFOp::create(rewriter, loc, score, x);
+      continue;
+    }
+    // The constant, rounded to f32 when the front end truncated it.
+    Value fill = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getF32FloatAttr(*scalarConstant(term.fill)));
+    score = term.fillWhenFalse
+                ? arith::SelectOp::create(rewriter, loc, x, score, fill)
+                : arith::SelectOp::create(rewriter, loc, x, fill, score);
   }
   YieldOp::create(rewriter, loc, ValueRange{score});
   return attention;

@@ -396,8 +396,10 @@ candidateSchemes(MLIRContext *ctx, int64_t numBuckets, const Tabulated &t,
   return schemes;
 }
 
-/// score_mod's bucket-like index code → rpe.bucket: the row index of a
-/// tensor.extract in the score_mod of a static-length rpe.attention.
+/// score_mod's bucket-like index code → rpe.bucket: an index of a
+/// tensor.extract in the score_mod of a static-length rpe.attention (the row
+/// of a bucket table, or the bucket column of a DeBERTa-style projection
+/// gathered at [b, h, i, bucket]).
 struct RaiseBucketIndex : OpRewritePattern<tensor::ExtractOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -406,32 +408,34 @@ struct RaiseBucketIndex : OpRewritePattern<tensor::ExtractOp> {
     auto attention = dyn_cast<AttentionOp>(extract->getParentOp());
     if (!attention || extract.getIndices().empty())
       return failure();
-    Block &body = attention.getScoreMod().front();
-    Value row = extract.getIndices()[0];
-    if (isa<BlockArgument>(row) || row.getDefiningOp<BucketOp>() ||
-        !row.getType().isIndex())
-      return failure();
-    int64_t numBuckets = extract.getTensor().getType().getDimSize(0);
     std::optional<Tabulated> domain = domainOf(attention);
-    if (!domain || ShapedType::isDynamic(numBuckets))
+    if (!domain)
       return failure();
-    std::optional<PositionFunction> f = PositionFunction::get(row, body);
-    if (!f)
-      return failure();
-    std::optional<Tabulated> table = tabulate(*f, *domain);
-    if (!table)
-      return failure();
-    for (BucketingAttrInterface scheme :
-         candidateSchemes(getContext(), numBuckets, *table, *f)) {
-      if (scheme.getNumBuckets() != numBuckets || !table->matches(scheme))
+    Block &body = attention.getScoreMod().front();
+    for (auto [pos, index] : llvm::enumerate(extract.getIndices())) {
+      int64_t numBuckets = extract.getTensor().getType().getDimSize(pos);
+      if (isa<BlockArgument>(index) || index.getDefiningOp<BucketOp>() ||
+          !index.getType().isIndex() || ShapedType::isDynamic(numBuckets))
         continue;
-      rewriter.setInsertionPoint(extract);
-      Value bucket =
-          BucketOp::create(rewriter, row.getLoc(), body.getArgument(3),
-                           body.getArgument(4), scheme);
-      rewriter.modifyOpInPlace(
-          extract, [&] { extract.getIndicesMutable()[0].set(bucket); });
-      return success();
+      std::optional<PositionFunction> f = PositionFunction::get(index, body);
+      if (!f)
+        continue;
+      std::optional<Tabulated> table = tabulate(*f, *domain);
+      if (!table)
+        continue;
+      for (BucketingAttrInterface scheme :
+           candidateSchemes(getContext(), numBuckets, *table, *f)) {
+        if (scheme.getNumBuckets() != numBuckets || !table->matches(scheme))
+          continue;
+        rewriter.setInsertionPoint(extract);
+        Value bucket =
+            BucketOp::create(rewriter, index.getLoc(), body.getArgument(3),
+                             body.getArgument(4), scheme);
+        rewriter.modifyOpInPlace(extract, [&, pos = pos] {
+          extract.getIndicesMutable()[pos].set(bucket);
+        });
+        return success();
+      }
     }
     return failure();
   }
