@@ -300,9 +300,8 @@ std::optional<std::pair<Value, double>> peelOperandScale(Value v,
   if (op.getNumDpsInputs() == 2) {
     // The factor is the second input, read the same at every element.
     if (factor != body.getArgument(1) ||
-        llvm::any_of(maps[1].getResults(), [](AffineExpr e) {
-          return !isa<AffineConstantExpr>(e);
-        }))
+        llvm::any_of(maps[1].getResults(),
+                     [](AffineExpr e) { return !isa<AffineConstantExpr>(e); }))
       return std::nullopt;
     c = splatConstant(op.getDpsInputs()[1]);
   } else if (factor.getParentRegion() != &op.getRegion()) {
@@ -371,15 +370,19 @@ Value peelScoreSteps(Value s, double &scale,
     if (op.getNumDpsInputs() == 1 && isIdentity4(maps[0])) {
       auto yield = cast<linalg::YieldOp>(body.getTerminator());
       Operation *binop = yield.getValues().front().getDefiningOp();
-      std::optional<double> cst = binop && binop->getNumOperands() == 2
-                                      ? scalarConstant(binop->getOperand(1))
-                                      : std::nullopt;
+      bool hasCst = false;
+      double c = 0.0;
+      if (binop && binop->getNumOperands() == 2)
+        if (std::optional<double> v = scalarConstant(binop->getOperand(1))) {
+          hasCst = true;
+          c = *v;
+        }
       size_t expected =
-          cst && binop->getOperand(1).getDefiningOp<arith::TruncFOp>() ? 3 : 2;
+          hasCst && binop->getOperand(1).getDefiningOp<arith::TruncFOp>() ? 3
+                                                                          : 2;
       if (body.getOperations().size() == expected && binop &&
           isa<arith::MulFOp, arith::DivFOp>(binop) &&
-          binop->getOperand(0) == body.getArgument(0) && cst) {
-        double c = *cst;
+          binop->getOperand(0) == body.getArgument(0) && hasCst) {
         scale *= isa<arith::MulFOp>(binop) ? c : 1.0 / c;
         sawScale = true;
         s = op.getDpsInputs()[0];
@@ -391,7 +394,7 @@ Value peelScoreSteps(Value s, double &scale,
       // see it.
       if (body.getOperations().size() == expected && binop &&
           isa<arith::AddFOp, arith::SubFOp>(binop) &&
-          binop->getOperand(0) == body.getArgument(0) && cst && *cst == 0.0) {
+          binop->getOperand(0) == body.getArgument(0) && hasCst && c == 0.0) {
         s = op.getDpsInputs()[0];
         continue;
       }
@@ -407,8 +410,7 @@ Value peelScoreSteps(Value s, double &scale,
           cast<RankedTensorType>(x.getType()).getRank() == 4 &&
           isBiasMap(maps[0], mask.getType())) {
         bool whenFalse = select.getFalseValue() != body.getArgument(1);
-        Value fill =
-            whenFalse ? select.getFalseValue() : select.getTrueValue();
+        Value fill = whenFalse ? select.getFalseValue() : select.getTrueValue();
         Value kept = whenFalse ? select.getTrueValue() : select.getFalseValue();
         if (kept != body.getArgument(1) || !scalarConstant(fill))
           return s;
@@ -510,9 +512,9 @@ FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
   for (size_t t = 0; t < parts.biases.size(); ++t) {
     const BiasTerm &term = parts.biases[t];
     Type element = getElementTypeOrSelf(term.value.getType());
-    if (term.isMaskedFill() ? !element.isInteger(1) ||
-                                  !term.fill.getType().isF32()
-                            : t + 1 < parts.biases.size() && !element.isF32())
+    if (term.isMaskedFill()
+            ? !element.isInteger(1) || !term.fill.getType().isF32()
+            : t + 1 < parts.biases.size() && !element.isF32())
       return failure();
   }
   // Types: f32 4-D tensors with q, k, v heads equal (no GQA here).
