@@ -1,4 +1,10 @@
 // RUN: rpe-opt %s -rpe-fuse-attention -split-input-file | FileCheck %s
+// With the evaluation limits at 0 nothing is evaluated, so nothing is
+// raised; negative limits are an error.
+// RUN: rpe-opt %s -rpe-fuse-attention="bucket-max-pairs=0 bucket-max-diagonals=0" -split-input-file | FileCheck %s --check-prefix=NOLIMIT
+// RUN: not rpe-opt %s -rpe-fuse-attention=bucket-max-pairs=-1 -split-input-file 2>&1 | FileCheck %s --check-prefix=NEG
+// NOLIMIT-NOT: rpe.bucket
+// NEG: error: rpe-fuse-attention: bucket-max-pairs and bucket-max-diagonals must not be negative, got -1 and 1048576
 
 // rpe-fuse-attention (e): index code on the positions in score_mod that
 // equals an rpe bucketing scheme at every position of the attention's

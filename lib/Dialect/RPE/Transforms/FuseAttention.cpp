@@ -295,8 +295,18 @@ struct RPEFuseAttentionPass
           << static_cast<int64_t>(foldOps);
       return signalPassFailure();
     }
+    if (bucketMaxPairs < 0 || bucketMaxDiagonals < 0) {
+      emitError(getOperation()->getLoc())
+          << "rpe-fuse-attention: bucket-max-pairs and bucket-max-diagonals "
+             "must not be negative, got "
+          << static_cast<int64_t>(bucketMaxPairs) << " and "
+          << static_cast<int64_t>(bucketMaxDiagonals);
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
-    populateRPEFuseAttentionPatterns(patterns, foldOps);
+    populateRPEFuseAttentionPatterns(
+        patterns, foldOps,
+        RaiseBucketsLimits{bucketMaxPairs, bucketMaxDiagonals});
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
@@ -304,11 +314,12 @@ struct RPEFuseAttentionPass
 
 } // namespace
 
-void mlir::rpe::populateRPEFuseAttentionPatterns(RewritePatternSet &patterns,
-                                                 int64_t maxFoldOps) {
+void mlir::rpe::populateRPEFuseAttentionPatterns(
+    RewritePatternSet &patterns, int64_t maxFoldOps,
+    RaiseBucketsLimits bucketLimits) {
   patterns.add<FoldBiasProducers>(patterns.getContext());
   populateRPERaiseAttentionPatterns(patterns);
   if (maxFoldOps > 0)
     populateRPEFoldScoreProducersPatterns(patterns, maxFoldOps);
-  populateRPERaiseBucketsPatterns(patterns);
+  populateRPERaiseBucketsPatterns(patterns, bucketLimits);
 }

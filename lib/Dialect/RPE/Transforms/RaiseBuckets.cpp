@@ -38,11 +38,6 @@ using namespace mlir::rpe;
 
 namespace {
 
-/// Position pairs evaluated one by one at most; beyond this, only code that
-/// reads the positions through j − i is evaluated (once per diagonal).
-constexpr int64_t kMaxPairs = int64_t(1) << 16;
-constexpr int64_t kMaxDiagonals = int64_t(1) << 20;
-
 /// Element `flat` of a constant tensor (dense or dense_resource).
 Attribute constantElement(Attribute tensor, int64_t flat) {
   if (auto dense = dyn_cast<DenseElementsAttr>(tensor)) {
@@ -108,6 +103,7 @@ public:
     if (!readsPositions || slice.empty())
       return std::nullopt;
     f.ops.assign(slice.begin(), slice.end());
+    f.opSet.insert(slice.begin(), slice.end());
     llvm::sort(f.ops, [](Operation *a, Operation *b) {
       return a->isBeforeInBlock(b);
     });
@@ -208,7 +204,7 @@ private:
     if (matchPattern(v, m_Constant(&result)))
       return result;
     Operation *op = v.getDefiningOp();
-    if (!op || !llvm::is_contained(ops, op))
+    if (!op || !opSet.contains(op))
       return {};
     if (auto select = dyn_cast<arith::SelectOp>(op)) {
       auto cond =
@@ -268,6 +264,8 @@ private:
 
   Value root, i, j;
   SmallVector<Operation *> ops;
+  /// The same ops, for membership tests.
+  llvm::SmallPtrSet<Operation *, 16> opSet;
   Operation *difference = nullptr;
   int diffSign = 1;
 };
@@ -318,8 +316,12 @@ std::optional<Tabulated> domainOf(AttentionOp op) {
   return t;
 }
 
-std::optional<Tabulated> tabulate(const PositionFunction &f, Tabulated t) {
-  if (f.readsOnlyDifference() && t.lq + t.lk - 1 <= kMaxDiagonals) {
+/// `f` on the domain `t`: once per diagonal when it reads only j − i (at
+/// most `limits.maxDiagonals` of them), else at every pair (at most
+/// `limits.maxPairs`).
+std::optional<Tabulated> tabulate(const PositionFunction &f, Tabulated t,
+                                  const RaiseBucketsLimits &limits) {
+  if (f.readsOnlyDifference() && t.lq + t.lk - 1 <= limits.maxDiagonals) {
     t.byDifference = true;
     for (int64_t d = t.dMin(), e = t.lk - t.iBegin; d < e; ++d) {
       std::optional<int64_t> v = f.evaluateDifference(d);
@@ -329,7 +331,7 @@ std::optional<Tabulated> tabulate(const PositionFunction &f, Tabulated t) {
     }
     return t;
   }
-  if (t.lq * t.lk > kMaxPairs)
+  if (t.lq > limits.maxPairs / t.lk)
     return std::nullopt;
   for (int64_t r = 0; r < t.lq; ++r)
     for (int64_t c = 0; c < t.lk; ++c) {
@@ -401,7 +403,9 @@ candidateSchemes(MLIRContext *ctx, int64_t numBuckets, const Tabulated &t,
 /// of a bucket table, or the bucket column of a DeBERTa-style projection
 /// gathered at [b, h, i, bucket]).
 struct RaiseBucketIndex : OpRewritePattern<tensor::ExtractOp> {
-  using OpRewritePattern::OpRewritePattern;
+  RaiseBucketIndex(MLIRContext *ctx, RaiseBucketsLimits limits)
+      : OpRewritePattern(ctx), limits(limits) {}
+  RaiseBucketsLimits limits;
 
   LogicalResult matchAndRewrite(tensor::ExtractOp extract,
                                 PatternRewriter &rewriter) const override {
@@ -420,7 +424,7 @@ struct RaiseBucketIndex : OpRewritePattern<tensor::ExtractOp> {
       std::optional<PositionFunction> f = PositionFunction::get(index, body);
       if (!f)
         continue;
-      std::optional<Tabulated> table = tabulate(*f, *domain);
+      std::optional<Tabulated> table = tabulate(*f, *domain, limits);
       if (!table)
         continue;
       for (BucketingAttrInterface scheme :
@@ -444,7 +448,9 @@ struct RaiseBucketIndex : OpRewritePattern<tensor::ExtractOp> {
 /// A front end's bounds check in score_mod that holds at every position of
 /// the (static) domain is dropped: it would keep the code it checks alive.
 struct DropProvenAsserts : OpRewritePattern<cf::AssertOp> {
-  using OpRewritePattern::OpRewritePattern;
+  DropProvenAsserts(MLIRContext *ctx, RaiseBucketsLimits limits)
+      : OpRewritePattern(ctx), limits(limits) {}
+  RaiseBucketsLimits limits;
 
   LogicalResult matchAndRewrite(cf::AssertOp assertOp,
                                 PatternRewriter &rewriter) const override {
@@ -458,7 +464,7 @@ struct DropProvenAsserts : OpRewritePattern<cf::AssertOp> {
         assertOp.getArg(), attention.getScoreMod().front());
     if (!f)
       return failure();
-    std::optional<Tabulated> table = tabulate(*f, *domain);
+    std::optional<Tabulated> table = tabulate(*f, *domain, limits);
     if (!table || llvm::any_of(table->values, [](int64_t v) { return v != 1; }))
       return failure();
     rewriter.eraseOp(assertOp);
@@ -468,6 +474,8 @@ struct DropProvenAsserts : OpRewritePattern<cf::AssertOp> {
 
 } // namespace
 
-void mlir::rpe::populateRPERaiseBucketsPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseBucketIndex, DropProvenAsserts>(patterns.getContext());
+void mlir::rpe::populateRPERaiseBucketsPatterns(RewritePatternSet &patterns,
+                                                RaiseBucketsLimits limits) {
+  patterns.add<RaiseBucketIndex, DropProvenAsserts>(patterns.getContext(),
+                                                    limits);
 }

@@ -144,6 +144,14 @@ def RPEFuseAttentionPass : Pass<"rpe-fuse-attention"> {
     Option<"foldOps", "fold-ops", "int64_t", /*default=*/"512",
            "Most ops that (d) copies into score_mod for one read of a "
            "producer; 0 turns (d) off">,
+    Option<"bucketMaxPairs", "bucket-max-pairs", "int64_t",
+           /*default=*/"65536",
+           "(e): most position pairs at which index code is evaluated one by "
+           "one (0: none)">,
+    Option<"bucketMaxDiagonals", "bucket-max-diagonals", "int64_t",
+           /*default=*/"1048576",
+           "(e): most diagonals at which code reading only j - i is "
+           "evaluated (0: none)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::linalg::LinalgDialect",

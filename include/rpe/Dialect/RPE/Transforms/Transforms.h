@@ -91,15 +91,24 @@ void populateRPERaiseAttentionPatterns(RewritePatternSet &patterns);
 /// disentangled_bias and sums of them) into rpe.attention so that no Lq×Lk
 /// bias is built, and raising unfused linalg attention to rpe.attention;
 /// with `maxFoldOps` > 0 also populateRPEFoldScoreProducersPatterns.
+/// How far populateRPERaiseBucketsPatterns evaluates index code: position
+/// pairs one by one, or diagonals when the code reads only j − i.
+struct RaiseBucketsLimits {
+  int64_t maxPairs = int64_t(1) << 16;
+  int64_t maxDiagonals = int64_t(1) << 20;
+};
+
 void populateRPEFuseAttentionPatterns(RewritePatternSet &patterns,
-                                      int64_t maxFoldOps = 512);
+                                      int64_t maxFoldOps = 512,
+                                      RaiseBucketsLimits bucketLimits = {});
 
 /// Patterns replacing, in the score_mod of attentions with static lengths,
 /// index code on the positions that equals an rpe bucketing scheme at every
 /// position (front-end T5 bucket arithmetic, Swin's relative_position_index
 /// gathered from a constant) by `rpe.bucket`, and dropping bounds checks
 /// there that hold at every position. Part of rpe-fuse-attention.
-void populateRPERaiseBucketsPatterns(RewritePatternSet &patterns);
+void populateRPERaiseBucketsPatterns(RewritePatternSet &patterns,
+                                     RaiseBucketsLimits limits = {});
 
 /// Interchanges linalg contractions whose innermost loop is their reduction
 /// so that the loop before it (parallel, contiguous in every operand) is
