@@ -142,3 +142,51 @@ def test_folded_bias_and_mask(lq, lk, mask, reference):
     got = rpe.compile(module(lq, lk, mask), reference=reference).f(q, k, v, table)
     want = expected(q, k, v, table, mask)
     np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
+
+
+def rope_chunk(name):
+    """The function `name` of the rotary raising's lit test (front-end RoPE
+    as torch-mlir writes transformers' rotate_half form)."""
+    import os
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                        "test", "Dialect", "RPE", "fuse-attention-rotary.mlir")
+    with open(path) as f:
+        for chunk in f.read().split("// -----"):
+            if "func.func @%s(" % name in chunk:
+                return chunk
+    raise AssertionError(name)
+
+
+@pytest.mark.parametrize("name,theta", [("rope_theta_1e4", 1e4),
+                                        ("rope_theta_5e5", 5e5),
+                                        ("rope_not_geometric", None)])
+@pytest.mark.parametrize("reference", [False, True])
+def test_front_end_rope(name, theta, reference):
+    """Raised to rpe.rotary (fused path) or not (reference path, or a
+    frequency vector no θ gives): the same rotation as NumPy's
+    transformers formula in float64, at positions up to 4095. transformers
+    (and the unraised IR) compute the angles in float32, off by a few ulps of
+    p·ω (tolerance as in test_parity's rope_atol); rpe.rotary computes them
+    in float64, so the raised code meets a tolerance of a few float32
+    roundings, which the unraised float32 angles at these positions do not."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 2, 6, 8)).astype(np.float32)
+    pos = rng.integers(0, 4096, (1, 6, 1)).astype(np.int64)
+    mod = rpe.compile(rope_chunk(name), reference=reference)
+    got = getattr(mod, name)(x, pos)
+    if theta is None:
+        inv = np.array([1.0, 0.1, 0.02, 0.001])
+    else:
+        inv = 1.0 / theta ** (np.arange(0, 8, 2) / 8.0)
+    ang = pos[0, :, 0, None].astype(np.float64) * inv[None, :]
+    ang = np.concatenate([ang, ang], axis=-1)
+    x64 = x.astype(np.float64)
+    rot = np.concatenate([-x64[..., 4:], x64[..., :4]], axis=-1)
+    want = x64 * np.cos(ang) + rot * np.sin(ang)
+    if theta is not None and not reference:
+        # Raised: float64 angles, only the float32 roundings of the tables
+        # and the products remain.
+        atol = 4.0 * np.abs(x).max() * 2.0 ** -23
+    else:
+        atol = 2.0 * np.abs(x).max() * (4095 * 2.0 ** -22 + 2.0 ** -21)
+    np.testing.assert_allclose(got, want, rtol=0, atol=atol)

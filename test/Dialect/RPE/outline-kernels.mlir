@@ -121,3 +121,25 @@ func.func @shared_fill(%x: tensor<16x32xf32>, %w1: tensor<32x32xf32>, %w2: tenso
   %m1 = linalg.matmul ins(%x, %w2 : tensor<16x32xf32>, tensor<32x32xf32>) outs(%f : tensor<16x32xf32>) -> tensor<16x32xf32>
   return %m0, %m1 : tensor<16x32xf32>, tensor<16x32xf32>
 }
+
+// -----
+
+// rpe.rotary is outlined like attention, whatever min-repeats says: two
+// layers' RoPE of q call one function (its tables and rotation are loops);
+// RoPE of another shape gets its own.
+// CHECK-LABEL: func.func @rope
+// CHECK-SAME: (%[[X:.*]]: tensor<1x2x8x4xf32>, %[[Y:.*]]: tensor<1x1x8x4xf32>, %[[P:.*]]: tensor<8xi64>)
+// CHECK: %[[A:.*]] = call @__rpe_rotary(%[[X]], %[[P]])
+// CHECK: %[[B:.*]] = call @__rpe_rotary(%[[A]], %[[P]])
+// CHECK: %[[C:.*]] = call @__rpe_rotary_0(%[[Y]], %[[P]])
+// CHECK: func.func private @__rpe_rotary(%{{.*}}: tensor<1x2x8x4xf32>, %{{.*}}: tensor<8xi64>) -> tensor<1x2x8x4xf32> attributes {passthrough = ["noinline"]}
+// CHECK-NEXT: rpe.rotary %{{.*}}, %{{.*}} {theta = 5.000000e+05 : f64}
+// ATTN-LABEL: func.func @rope
+// ATTN-COUNT-2: call @__rpe_rotary(
+// ATTN: call @__rpe_rotary_0(
+func.func @rope(%x: tensor<1x2x8x4xf32>, %y: tensor<1x1x8x4xf32>, %p: tensor<8xi64>) -> (tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>) {
+  %0 = rpe.rotary %x, %p {theta = 5.0e5 : f64} : tensor<1x2x8x4xf32>, tensor<8xi64>
+  %1 = rpe.rotary %0, %p {theta = 5.0e5 : f64} : tensor<1x2x8x4xf32>, tensor<8xi64>
+  %2 = rpe.rotary %y, %p {theta = 5.0e5 : f64} : tensor<1x1x8x4xf32>, tensor<8xi64>
+  return %1, %2 : tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>
+}

@@ -322,4 +322,5 @@ void mlir::rpe::populateRPEFuseAttentionPatterns(
   if (maxFoldOps > 0)
     populateRPEFoldScoreProducersPatterns(patterns, maxFoldOps);
   populateRPERaiseBucketsPatterns(patterns, bucketLimits);
+  populateRPERaiseRotaryPatterns(patterns);
 }

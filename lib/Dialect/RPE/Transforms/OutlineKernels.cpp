@@ -148,6 +148,11 @@ struct RPEOutlineKernelsPass
         candidates.push_back(buildCandidate(op, "__rpe_attention"));
         return;
       }
+      // RoPE of q and k in every layer: its tables and rotation are loops.
+      if (isa<RotaryOp>(op)) {
+        candidates.push_back(buildCandidate(op, "__rpe_rotary"));
+        return;
+      }
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
       if (minRepeats == 0 || !linalgOp || isa<linalg::FillOp>(op) ||
           !linalgOp.hasPureTensorSemantics() ||
@@ -163,8 +168,8 @@ struct RPEOutlineKernelsPass
     // recorded the former as arguments).
     DenseMap<Value, Value> replaced;
     for (Candidate &c : candidates) {
-      bool attention = isa<AttentionOp>(c.op);
-      if (!attention && occurrences[c.key] < minRepeats) {
+      bool always = isa<AttentionOp, RotaryOp>(c.op);
+      if (!always && occurrences[c.key] < minRepeats) {
         c.fn->erase();
         continue;
       }

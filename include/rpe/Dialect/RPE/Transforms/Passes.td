@@ -138,7 +138,14 @@ def RPEFuseAttentionPass : Pass<"rpe-fuse-attention"> {
     the table's rows and the code's constants) it becomes `rpe.bucket`
     with that scheme, and bounds checks (`cf.assert`) there that hold at
     every position go: transformers' T5 buckets and Swin's constant
-    relative_position_index read as what they are.
+    relative_position_index read as what they are; the bucket may be any
+    index of the gather (DeBERTa's projections at [b·h, i, bucket]). (a)
+    also takes a masked fill `select(mask, c, s)` / `select(mask, s, c)`
+    (c constant) into score_mod, exactly, and a constant factor of q or k
+    into `scale`. (f) transformers' RoPE, `x·cos(emb) +
+    rotate_half(x)·sin(emb)` with emb = cat(p·inv_freq, p·inv_freq) and a
+    constant inv_freq equal to θ^(-2t/D) (to two ulps) for one θ, becomes
+    `rpe.rotary %x, %positions {theta = θ}`.
   }];
   let options = [
     Option<"foldOps", "fold-ops", "int64_t", /*default=*/"512",
@@ -164,10 +171,10 @@ def RPEOutlineKernelsPass : Pass<"rpe-outline-kernels", "::mlir::ModuleOp"> {
   let summary = "Move each rpe.attention, and linalg ops that repeat, into "
                 "private functions shared by identical ones";
   let description = [{
-    Replaces every `rpe.attention` in a function, and every structured
-    linalg op on tensors (but `linalg.fill`) that occurs at least
-    `min-repeats` times, by a `func.call` of a private function
-    (`__rpe_attention*`, `__rpe_kernel*`) that holds it. The arguments are
+    Replaces every `rpe.attention` and `rpe.rotary` in a function, and
+    every structured linalg op on tensors (but `linalg.fill`) that occurs at
+    least `min-repeats` times, by a `func.call` of a private function
+    (`__rpe_attention*`, `__rpe_rotary*`, `__rpe_kernel*`) that holds it. The arguments are
     the op's operands and the values its regions read from above, except
     scalar constants (copied in); an init that is a `tensor.empty`, or a
     `linalg.fill` of one with a scalar constant, is built inside (a fill

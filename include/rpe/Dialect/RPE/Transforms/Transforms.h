@@ -110,6 +110,12 @@ void populateRPEFuseAttentionPatterns(RewritePatternSet &patterns,
 void populateRPERaiseBucketsPatterns(RewritePatternSet &patterns,
                                      RaiseBucketsLimits limits = {});
 
+/// Patterns replacing front-end RoPE (transformers' `x·cos(emb) +
+/// rotate_half(x)·sin(emb)` with a constant inv_freq, as torch-mlir writes
+/// it) by `rpe.rotary` when inv_freq is θ^(-2t/R) for one θ. Part of
+/// rpe-fuse-attention.
+void populateRPERaiseRotaryPatterns(RewritePatternSet &patterns);
+
 /// Interchanges linalg contractions whose innermost loop is their reduction
 /// so that the loop before it (parallel, contiguous in every operand) is
 /// innermost: an axpy the loop vectorizer handles (rpe-interchange-

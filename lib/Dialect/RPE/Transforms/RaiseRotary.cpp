@@ -1,0 +1,322 @@
+//===- RaiseRotary.cpp - front-end RoPE (rotate_half) → rpe.rotary --------===//
+//
+// transformers' LLaMA-family models apply RoPE as
+//
+//   inv_freq = 1 / theta^(2t/R)                    (a constant, f32)
+//   freqs    = positions[..., None] * inv_freq     (f32)
+//   emb      = cat(freqs, freqs, dim=-1)
+//   y        = x * cos(emb) + rotate_half(x) * sin(emb)
+//   rotate_half(x) = cat(-x[..., R/2:], x[..., :R/2], dim=-1)
+//
+// which torch-mlir exports as linalg generics, tensor.concat and
+// tensor.extract_slice on tensors. This pattern recognises that code and
+// replaces it by `rpe.rotary %x, %positions {theta}` (half layout, R = D),
+// when the constant inv_freq is theta^(-2t/R) for one theta at every t.
+// rpe computes the angles in f64; transformers' f32 angles differ by a few
+// ulps of p·ω (see docs/Decisions.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "rpe/Dialect/RPE/IR/RPEOps.h"
+#include "rpe/Dialect/RPE/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::rpe;
+
+namespace {
+
+/// An element-wise generic (all loops parallel, identity output map) whose
+/// body is one op of type OpTy on its block arguments, then the yield.
+template <typename OpTy>
+OpTy elementwiseBody(Value v, linalg::GenericOp &generic) {
+  generic = v.getDefiningOp<linalg::GenericOp>();
+  if (!generic || generic.getNumDpsInits() != 1 ||
+      generic.getNumParallelLoops() != generic.getNumLoops() ||
+      !generic.getIndexingMapsArray().back().isIdentity())
+    return OpTy();
+  Block &body = generic.getRegion().front();
+  if (body.getOperations().size() != 2)
+    return OpTy();
+  auto op = dyn_cast<OpTy>(body.front());
+  auto yield = cast<linalg::YieldOp>(body.getTerminator());
+  if (!op || yield.getValues().front() != op->getResult(0))
+    return OpTy();
+  for (Value operand : op->getOperands()) {
+    auto arg = dyn_cast<BlockArgument>(operand);
+    if (!arg || arg.getOwner() != &body ||
+        arg.getArgNumber() >= generic.getNumDpsInputs())
+      return OpTy();
+  }
+  return op;
+}
+
+/// The input of `generic` that block argument `v` stands for, with its map.
+std::pair<Value, AffineMap> inputOf(linalg::GenericOp generic, Value v) {
+  unsigned n = cast<BlockArgument>(v).getArgNumber();
+  return {generic.getDpsInputs()[n], generic.getIndexingMapsArray()[n]};
+}
+
+/// `a * b` element-wise: the operand read through the identity map (x, or
+/// rotate_half(x)) and the other one (a cos/sin table) with its map.
+struct Product {
+  Value full, table;
+  AffineMap tableMap;
+};
+
+std::optional<Product> matchProduct(Value v) {
+  linalg::GenericOp generic;
+  auto mul = elementwiseBody<arith::MulFOp>(v, generic);
+  if (!mul || generic.getNumDpsInputs() != 2)
+    return std::nullopt;
+  auto [a, mapA] = inputOf(generic, mul.getLhs());
+  auto [b, mapB] = inputOf(generic, mul.getRhs());
+  if (a == b)
+    return std::nullopt;
+  if (mapA.isIdentity() && a.getType() == v.getType())
+    return Product{a, b, mapB};
+  if (mapB.isIdentity() && b.getType() == v.getType())
+    return Product{b, a, mapA};
+  return std::nullopt;
+}
+
+/// `s` is x[..., offset : offset + size] along the last dimension, all of
+/// every other dimension, unit strides.
+bool isLastDimSlice(Value s, Value x, int64_t offset, int64_t size) {
+  auto slice = s.getDefiningOp<tensor::ExtractSliceOp>();
+  if (!slice || slice.getSource() != x || !slice.hasUnitStride())
+    return false;
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  for (int64_t d = 0; d < rank; ++d) {
+    std::optional<int64_t> off =
+        getConstantIntValue(slice.getMixedOffsets()[d]);
+    std::optional<int64_t> sz = getConstantIntValue(slice.getMixedSizes()[d]);
+    if (d == rank - 1) {
+      if (off != offset || sz != size)
+        return false;
+    } else if (off != 0 || !sz || *sz != type.getDimSize(d)) {
+      return false;
+    }
+  }
+  return slice.getResultType().getRank() == rank;
+}
+
+/// `r` is rotate_half(x) = concat(-x[..., h:], x[..., :h]) along the last
+/// dimension, h = D/2.
+bool isRotateHalf(Value r, Value x) {
+  auto concat = r.getDefiningOp<tensor::ConcatOp>();
+  auto type = cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank(), d = type.getDimSize(rank - 1);
+  if (!concat || concat.getInputs().size() != 2 ||
+      static_cast<int64_t>(concat.getDim()) != rank - 1 ||
+      ShapedType::isDynamic(d) || d % 2 != 0)
+    return false;
+  linalg::GenericOp neg;
+  auto negf = elementwiseBody<arith::NegFOp>(concat.getInputs()[0], neg);
+  if (!negf || neg.getNumDpsInputs() != 1 ||
+      !neg.getIndexingMapsArray()[0].isIdentity())
+    return false;
+  return isLastDimSlice(neg.getDpsInputs()[0], x, d / 2, d / 2) &&
+         isLastDimSlice(concat.getInputs()[1], x, 0, d / 2);
+}
+
+/// The trigonometric table under a product: through expand_shape to
+/// OpTy(emb) element-wise; returns emb.
+template <typename OpTy> Value trigArgument(Value table) {
+  if (auto expand = table.getDefiningOp<tensor::ExpandShapeOp>())
+    table = expand.getSrc();
+  linalg::GenericOp generic;
+  auto trig = elementwiseBody<OpTy>(table, generic);
+  if (!trig || generic.getNumDpsInputs() != 1 ||
+      !generic.getIndexingMapsArray()[0].isIdentity())
+    return Value();
+  return generic.getDpsInputs()[0];
+}
+
+/// The values of a constant f32 vector (dense or dense_resource, as
+/// torch-mlir writes buffers).
+std::optional<SmallVector<float>> constantF32Vector(Value v) {
+  Attribute attr;
+  if (!matchPattern(v, m_Constant(&attr)))
+    return std::nullopt;
+  auto type = dyn_cast<RankedTensorType>(v.getType());
+  if (!type || type.getRank() != 1 || !type.getElementType().isF32())
+    return std::nullopt;
+  if (auto dense = dyn_cast<DenseElementsAttr>(attr))
+    return SmallVector<float>(dense.getValues<float>());
+  if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(attr))
+    if (std::optional<ArrayRef<float>> values = resource.tryGetAsArrayRef())
+      return SmallVector<float>(*values);
+  return std::nullopt;
+}
+
+/// emb = concat(freqs, freqs) along its last dimension, freqs =
+/// sitofp(positions) * inv_freq with positions [..., L, 1] and inv_freq a
+/// constant vector. Returns the positions and inv_freq.
+std::optional<std::pair<Value, SmallVector<float>>> matchAngles(Value emb) {
+  auto concat = emb.getDefiningOp<tensor::ConcatOp>();
+  if (!concat || concat.getInputs().size() != 2 ||
+      concat.getInputs()[0] != concat.getInputs()[1] ||
+      static_cast<int64_t>(concat.getDim()) !=
+          concat.getResultType().getRank() - 1)
+    return std::nullopt;
+  linalg::GenericOp freqs;
+  auto mul = elementwiseBody<arith::MulFOp>(concat.getInputs()[0], freqs);
+  if (!mul || freqs.getNumDpsInputs() != 2)
+    return std::nullopt;
+  int64_t rank = freqs.getNumLoops();
+  MLIRContext *ctx = freqs.getContext();
+  for (auto [p, f] : {std::pair{mul.getLhs(), mul.getRhs()},
+                      std::pair{mul.getRhs(), mul.getLhs()}}) {
+    auto [pos, posMap] = inputOf(freqs, p);
+    auto [inv, invMap] = inputOf(freqs, f);
+    std::optional<SmallVector<float>> invFreq = constantF32Vector(inv);
+    if (!invFreq ||
+        invMap != AffineMap::get(rank, 0, getAffineDimExpr(rank - 1, ctx)))
+      continue;
+    // sitofp(positions), positions [..., L, 1] read with the last dim 0.
+    linalg::GenericOp cast;
+    auto sitofp = elementwiseBody<arith::SIToFPOp>(pos, cast);
+    if (!sitofp || cast.getNumDpsInputs() != 1 ||
+        !cast.getIndexingMapsArray()[0].isIdentity())
+      continue;
+    Value ints = cast.getDpsInputs()[0];
+    auto type = cast.getDpsInputs()[0].getType();
+    auto shaped = dyn_cast<RankedTensorType>(type);
+    if (!shaped || shaped.getRank() != rank || shaped.getDimSize(rank - 1) != 1)
+      continue;
+    SmallVector<AffineExpr> exprs;
+    for (int64_t d = 0; d + 1 < rank; ++d)
+      exprs.push_back(getAffineDimExpr(d, ctx));
+    exprs.push_back(getAffineConstantExpr(0, ctx));
+    if (posMap != AffineMap::get(rank, 0, exprs, ctx))
+      continue;
+    return std::pair{ints, *invFreq};
+  }
+  return std::nullopt;
+}
+
+/// θ such that inv_freq[t] = f32(θ^(-2t/R)) within two ulps at every t, R =
+/// 2·size; θ rounded to an integer when that is within 1e-4 relative (the
+/// configs' rope_theta).
+std::optional<double> thetaOf(ArrayRef<float> values) {
+  int64_t half = values.size(), r = 2 * half;
+  if (half < 2 || values[0] != 1.0f)
+    return std::nullopt;
+  // The last frequency carries the most digits of θ.
+  double last = values[half - 1];
+  if (!(last > 0.0 && last < 1.0))
+    return std::nullopt;
+  double theta = std::exp(-std::log(last) * r / (2.0 * (half - 1)));
+  if (std::abs(theta - std::round(theta)) <= 1e-4 * theta)
+    theta = std::round(theta);
+  for (int64_t t = 0; t < half; ++t) {
+    double want = std::exp(-(2.0 * t / r) * std::log(theta));
+    if (std::abs(want - values[t]) > 2.0 * std::ldexp(std::abs(want), -23))
+      return std::nullopt;
+  }
+  return theta;
+}
+
+/// x·cos(emb) + rotate_half(x)·sin(emb) → rpe.rotary.
+struct RaiseRotary : OpRewritePattern<linalg::GenericOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(linalg::GenericOp add,
+                                PatternRewriter &rewriter) const override {
+    linalg::GenericOp generic;
+    auto addf = elementwiseBody<arith::AddFOp>(add.getResult(0), generic);
+    if (!addf || add.getNumDpsInputs() != 2 ||
+        !llvm::all_of(add.getIndexingMapsArray(),
+                      [](AffineMap m) { return m.isIdentity(); }))
+      return rewriter.notifyMatchFailure(add, "not an element-wise sum");
+    auto type = dyn_cast<RankedTensorType>(add.getResult(0).getType());
+    if (!type || type.getRank() < 2 || !type.getElementType().isF32())
+      return failure();
+    int64_t rank = type.getRank();
+    MLIRContext *ctx = getContext();
+    for (auto [first, second] : {std::pair{0u, 1u}, std::pair{1u, 0u}}) {
+      std::optional<Product> cosTerm = matchProduct(add.getDpsInputs()[first]);
+      std::optional<Product> sinTerm = matchProduct(add.getDpsInputs()[second]);
+      if (!cosTerm || !sinTerm || !isRotateHalf(sinTerm->full, cosTerm->full))
+        continue;
+      Value x = cosTerm->full;
+      Value emb = trigArgument<math::CosOp>(cosTerm->table);
+      if (!emb || emb != trigArgument<math::SinOp>(sinTerm->table) ||
+          cosTerm->tableMap != sinTerm->tableMap ||
+          cosTerm->table.getType() != sinTerm->table.getType())
+        continue;
+      // The tables are read at (L, D) from x's last two dims, and at 0 or
+      // the batch dim (positions per batch) before them.
+      AffineMap map = cosTerm->tableMap;
+      auto tableType = cast<RankedTensorType>(cosTerm->table.getType());
+      if (map.getNumResults() != static_cast<unsigned>(rank) ||
+          map.getResult(rank - 1) != getAffineDimExpr(rank - 1, ctx) ||
+          map.getResult(rank - 2) != getAffineDimExpr(rank - 2, ctx))
+        continue;
+      bool perBatch = false, ok = true;
+      for (int64_t d = 0; d + 2 < rank; ++d) {
+        AffineExpr e = map.getResult(d);
+        if (e == getAffineConstantExpr(0, ctx) && tableType.getDimSize(d) == 1)
+          continue;
+        if (d == 0 && e == getAffineDimExpr(0, ctx)) {
+          perBatch = true;
+          continue;
+        }
+        ok = false;
+      }
+      if (!ok)
+        continue;
+      std::optional<std::pair<Value, SmallVector<float>>> angles =
+          matchAngles(emb);
+      if (!angles || static_cast<int64_t>(angles->second.size()) !=
+                         type.getDimSize(rank - 1) / 2)
+        continue;
+      std::optional<double> theta = thetaOf(angles->second);
+      if (!theta)
+        continue;
+      // Positions [B', L, 1] (B' = 1 or B) → L, or B×L per batch.
+      Value ints = angles->first;
+      auto intsType = cast<RankedTensorType>(ints.getType());
+      int64_t intsRank = intsType.getRank();
+      if (intsRank < 2 || (perBatch && intsRank != 3))
+        continue;
+      if (!perBatch && llvm::any_of(intsType.getShape().drop_back(2),
+                                    [](int64_t s) { return s != 1; }))
+        continue;
+      Location loc = add.getLoc();
+      SmallVector<ReassociationIndices> groups;
+      if (perBatch) {
+        groups = {{0}, {1, 2}};
+      } else {
+        groups.emplace_back();
+        for (int64_t d = 0; d < intsRank; ++d)
+          groups.back().push_back(d);
+      }
+      Value positions =
+          tensor::CollapseShapeOp::create(rewriter, loc, ints, groups);
+      auto rotary = RotaryOp::create(
+          rewriter, loc, type, x, positions, rewriter.getF64FloatAttr(*theta),
+          /*rotary_dim=*/IntegerAttr(), /*interleaved=*/UnitAttr(),
+          /*scaling=*/Attribute());
+      rewriter.replaceOp(add, rotary.getResult());
+      return success();
+    }
+    return rewriter.notifyMatchFailure(add, "not x·cos + rotate_half(x)·sin");
+  }
+};
+
+} // namespace
+
+void mlir::rpe::populateRPERaiseRotaryPatterns(RewritePatternSet &patterns) {
+  patterns.add<RaiseRotary>(patterns.getContext());
+}
