@@ -121,6 +121,9 @@ void mlir::rpe::addDeallocationPasses(OpPassManager &pm) {
   pm.addPass(createCanonicalizerPass());
   pm.addPass(bufferization::createOwnershipBasedBufferDeallocationPass());
   pm.addPass(createCanonicalizerPass());
+  // Buffers that need no run-time alias check are freed after their last
+  // use, not all at the end of the entry function.
+  pm.addPass(createRPEEarlyDeallocationPass());
   pm.addNestedPass<func::FuncOp>(createRPESimplifyDeallocationsPass());
   pm.addPass(bufferization::createLowerDeallocationsPass());
   pm.addPass(createCSEPass());

@@ -196,6 +196,30 @@ def RPEOutlineKernelsPass : Pass<"rpe-outline-kernels", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }
 
+def RPEEarlyDeallocationPass
+    : Pass<"rpe-early-deallocation", "::mlir::ModuleOp"> {
+  let summary = "Free buffers after their last use instead of at the end of "
+                "the block";
+  let description = [{
+    Ownership-based deallocation frees a block's buffers in one
+    `bufferization.dealloc` at its end. In a model's entry function (loop-
+    free glue of kernel calls once `rpe-outline-kernels` ran) that keeps
+    every intermediate buffer of every layer alive until the function
+    returns: memory grows with the depth, and so do the live ranges LLVM's
+    register allocator sees. This pass takes out of such a dealloc every
+    buffer that (1) it frees unconditionally (condition `true`), (2) is a
+    `memref.alloc` of the same block or the result of a `func.call` whose
+    callee returns only its own `memref.alloc`s, and (3) has no alias —
+    through view-like ops, `memref.extract_strided_metadata`, calls of such
+    callees, or ops without memref results — that is retained, returned,
+    or used by an op it cannot see through; it frees the buffer with
+    `memref.dealloc` right after the last use of any of its aliases in the
+    block. Anything else stays in the dealloc. Runs after
+    `ownership-based-buffer-deallocation`, before its lowering.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def RPESimplifyDeallocationsPass
     : Pass<"rpe-simplify-deallocations", "::mlir::func::FuncOp"> {
   let summary = "Upstream buffer-deallocation-simplification, on functions "
