@@ -73,3 +73,25 @@ func.func @kept(%x: memref<4xf32>, %cond: i1) -> memref<4xf32> {
   %r = bufferization.dealloc (%base_a, %base_b, %base_c, %base_e : memref<f32>, memref<f32>, memref<f32>, memref<f32>) if (%true, %true, %cond, %true) retain (%s : memref<4xf32>)
   return %s : memref<4xf32>
 }
+
+// -----
+
+// A view of the buffer yielded out of a region aliases the region op's
+// result: the buffer stays in the dealloc.
+// CHECK-LABEL: func.func @yielded
+// CHECK-NOT: memref.dealloc
+// CHECK: bufferization.dealloc (%{{.*}} : memref<f32>) if (%{{.*}}) retain (%{{.*}} : memref<2x2xf32>)
+func.func @yielded(%cond: i1) -> memref<2x2xf32> {
+  %true = arith.constant true
+  %a = memref.alloc() : memref<4xf32>
+  %r = scf.if %cond -> memref<2x2xf32> {
+    %v = memref.expand_shape %a [[0, 1]] output_shape [2, 2] : memref<4xf32> into memref<2x2xf32>
+    scf.yield %v : memref<2x2xf32>
+  } else {
+    %b = memref.alloc() : memref<2x2xf32>
+    scf.yield %b : memref<2x2xf32>
+  }
+  %base, %off, %size, %stride = memref.extract_strided_metadata %a : memref<4xf32> -> memref<f32>, index, index, index
+  %d = bufferization.dealloc (%base : memref<f32>) if (%true) retain (%r : memref<2x2xf32>)
+  return %r : memref<2x2xf32>
+}

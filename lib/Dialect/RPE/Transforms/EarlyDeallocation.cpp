@@ -95,8 +95,10 @@ FailureOr<Operation *> lastUse(Value root, Value freed,
           return failure();
         continue;
       }
-      if (isa<func::ReturnOp, bufferization::DeallocOp, memref::DeallocOp>(
-              user))
+      // Returned, yielded out of a region (an alias under the parent op's
+      // result), or freed elsewhere: not ours to move.
+      if (user->hasTrait<OpTrait::IsTerminator>() ||
+          isa<bufferization::DeallocOp, memref::DeallocOp>(user))
         return failure();
       // Reading a descriptor's metadata is no use of the memory.
       if (auto meta = dyn_cast<memref::ExtractStridedMetadataOp>(user)) {
