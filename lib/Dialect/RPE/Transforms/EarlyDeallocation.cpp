@@ -120,11 +120,15 @@ FailureOr<Operation *> lastUse(Value root, Value freed,
           return failure();
         continue;
       }
-      // Any other user: fine if it cannot hand out an alias (no memref
-      // results, no regions that could yield one).
+      // Any other user: fine if it cannot hand out an alias — only scalar
+      // results (no memref, no tensor of to_tensor, no cast to another
+      // type), no regions that could yield one, not storing the memref
+      // itself somewhere.
+      auto store = dyn_cast<memref::StoreOp>(user);
       if (user->getNumRegions() != 0 ||
+          (store && store.getValueToStore() == v) ||
           llvm::any_of(user->getResultTypes(),
-                       [](Type t) { return isa<BaseMemRefType>(t); }))
+                       [](Type t) { return !t.isIntOrIndexOrFloat(); }))
         return failure();
     }
   }
