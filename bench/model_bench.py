@@ -11,14 +11,16 @@ both with eager attention, at L in {512, 2048}. Every (model, L,
 implementation) runs in a fresh child process with 2 threads: build (export
 and compile, or torch.compile's warm-up), then --repeats timed calls
 (median). rpe's output is checked against eager (max |difference| relative
-to max |output|, printed).
+to max |output|, printed), and so is the peak memory one more call adds
+over what the process holds before it (heap trimmed; /proc's VmHWM).
 
     python3 bench/model_bench.py [--models t5,llama] [--lengths 512,2048]
         [--repeats 5] [--json out.json]
 
 torch, torch-mlir and transformers come from the virtual environment of
 cpu_attention_bench.py (created when missing); rpe from the build
-(RPE_BUILD_DIR, default build/).
+(RPE_BUILD_DIR, default build/; RPE_LIBRARY names another librpe-c.so,
+e.g. an older build for an A/B).
 """
 
 import argparse
@@ -103,7 +105,34 @@ def child(name, length, impl, repeats):
         call()
         times.append(time.perf_counter() - t0)
     error = float(np.abs(got - want).max() / np.abs(want).max())
-    print(json.dumps({"times": times, "build_s": build, "rel_error": error}))
+    print(json.dumps({"times": times, "build_s": build, "rel_error": error,
+                      "peak_mib": peak_memory(call)}))
+
+
+def peak_memory(call):
+    """MiB of resident memory one more call adds at its peak, over what the
+    process holds before it (heap trimmed, the kernel's peak counter reset
+    through /proc/self/clear_refs); None where Linux does not offer that."""
+    import ctypes
+    import gc
+
+    def status(key):
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(key):
+                    return int(line.split()[1]) / 1024.0
+        return None
+    try:
+        gc.collect()
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+        before = status("VmRSS:")
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        call()
+        peak = status("VmHWM:")
+    except OSError:
+        return None
+    return None if before is None or peak is None else peak - before
 
 
 def main():
@@ -141,10 +170,15 @@ def main():
                     r = json.loads(proc.stdout.strip().splitlines()[-1])
                     row.update(ms=statistics.median(r["times"]) * 1e3,
                                build_s=r["build_s"],
-                               rel_error=r["rel_error"], times=r["times"])
+                               rel_error=r["rel_error"], times=r["times"],
+                               peak_mib=r["peak_mib"])
                     print("%-6s %5d %-8s %9.1f ms  build %6.1f s  error %.1e"
+                          "  peak +%s MiB"
                           % (name, length, impl, row["ms"], row["build_s"],
-                             row["rel_error"]), flush=True)
+                             row["rel_error"],
+                             "%.1f" % row["peak_mib"]
+                             if row["peak_mib"] is not None else "?"),
+                          flush=True)
                 rows.append(row)
     if args.json:
         with open(args.json, "w") as f:
