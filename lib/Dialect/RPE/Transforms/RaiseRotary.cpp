@@ -129,11 +129,23 @@ bool isRotateHalf(Value r, Value x) {
          isLastDimSlice(concat.getInputs()[1], x, 0, d / 2);
 }
 
-/// The trigonometric table under a product: through expand_shape to
-/// OpTy(emb) element-wise; returns emb.
+/// `shape` without its unit dimensions.
+SmallVector<int64_t> nonUnitDims(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> dims;
+  llvm::copy_if(shape, std::back_inserter(dims),
+                [](int64_t d) { return d != 1; });
+  return dims;
+}
+
+/// The trigonometric table under a product: through an expand_shape that
+/// only inserts unit dimensions to OpTy(emb) element-wise; returns emb.
 template <typename OpTy> Value trigArgument(Value table) {
-  if (auto expand = table.getDefiningOp<tensor::ExpandShapeOp>())
+  if (auto expand = table.getDefiningOp<tensor::ExpandShapeOp>()) {
+    if (nonUnitDims(expand.getSrcType().getShape()) !=
+        nonUnitDims(expand.getResultType().getShape()))
+      return Value();
     table = expand.getSrc();
+  }
   linalg::GenericOp generic;
   auto trig = elementwiseBody<OpTy>(table, generic);
   if (!trig || generic.getNumDpsInputs() != 1 ||
@@ -233,6 +245,8 @@ struct RaiseRotary : OpRewritePattern<linalg::GenericOp> {
 
   LogicalResult matchAndRewrite(linalg::GenericOp add,
                                 PatternRewriter &rewriter) const override {
+    if (add.getNumResults() != 1)
+      return rewriter.notifyMatchFailure(add, "not on tensors");
     linalg::GenericOp generic;
     auto addf = elementwiseBody<arith::AddFOp>(add.getResult(0), generic);
     if (!addf || add.getNumDpsInputs() != 2 ||
