@@ -141,6 +141,7 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
     NVPTXPipelineOptions gpu;
     gpu.blockRows = 1;
     gpu.blockSize = 1;
+    gpu.mmaThreads = 1;
     gpu.tileK = options.gpuTileK;
     gpu.emitCInterface = options.emitCInterface;
     gpu.deallocate = options.deallocate;
@@ -251,6 +252,9 @@ void mlir::rpe::addCPULoweringPasses(OpPassManager &pm,
   pm.addPass(createConvertVectorToLLVMPass(vectorToLLVM));
   pm.addPass(createConvertMathToLLVMPass());
   pm.addPass(createArithToLLVMConversionPass());
+  // ub.poison: the unrolled vector.contract / transfer chains of the GPU
+  // tensor-core kernel's host emulation start from it.
+  pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   if (options.numThreads > 0)

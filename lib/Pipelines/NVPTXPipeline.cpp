@@ -93,7 +93,15 @@ void mlir::rpe::buildGPUKernelPasses(OpPassManager &pm,
   RPEGPUAttentionPassOptions attention;
   attention.blockRows = options.blockRows;
   attention.tileK = options.tileK;
+  attention.tensorCores = options.tensorCores;
+  attention.mmaThreads = options.mmaThreads;
+  attention.mmaBlockRows = options.mmaBlockRows;
+  attention.mmaTileK = options.mmaTileK;
   pm.addPass(createRPEGPUAttentionPass(attention));
+  // mma.sync for the tensor-core kernel's matmuls; the host emulation (one
+  // thread per block) runs their vector form instead.
+  if (options.tensorCores && options.mmaThreads != 1)
+    pm.addPass(createRPEGPUTensorCoresPass());
   addToLinalgPasses(pm);
   if (options.emitCInterface)
     pm.addPass(createRPEEmitCInterfacePass());

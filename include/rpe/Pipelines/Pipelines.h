@@ -146,6 +146,27 @@ struct NVPTXPipelineOptions : public PassPipelineOptions<NVPTXPipelineOptions> {
       *this, "tile-k",
       llvm::cl::desc("Keys per workgroup-memory tile of the attention kernel"),
       llvm::cl::init(8)};
+  PassOptions::Option<bool> tensorCores{
+      *this, "tensor-cores",
+      llvm::cl::desc("f16 attention (D a multiple of 16, Dv of 8) on tensor "
+                     "cores (mma.sync m16n8k16, f32 accumulation)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> mmaThreads{
+      *this, "mma-threads",
+      llvm::cl::desc("Threads per block of the tensor-core attention kernel "
+                     "(a multiple of 32; 1 keeps its vector form for the "
+                     "host emulation)"),
+      llvm::cl::init(128)};
+  PassOptions::Option<int64_t> mmaBlockRows{
+      *this, "mma-block-rows",
+      llvm::cl::desc("Query rows per block of the tensor-core attention "
+                     "kernel (a multiple of 16)"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> mmaTileK{
+      *this, "mma-tile-k",
+      llvm::cl::desc("Keys per tile of the tensor-core attention kernel (a "
+                     "multiple of 16)"),
+      llvm::cl::init(32)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of the kernels made from loops"),

@@ -18,6 +18,7 @@
 #include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
 #include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
 
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -27,6 +28,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <limits>
@@ -69,6 +71,54 @@ std::string unsupportedReason(AttentionOp op,
   return "";
 }
 
+} // namespace
+
+Value mlir::rpe::buildGPUBlockKeyEnd(OpBuilder &b, Location loc,
+                                     AttentionOp op, const AttentionSizes &dims,
+                                     Value b0, Value row0, Value rowsC) {
+  Value length;
+  if (Value lengths = op.getKeyLengths()) {
+    Value len32 = tensor::ExtractOp::create(b, loc, lengths, b0);
+    length = arith::IndexCastOp::create(b, loc, b.getIndexType(), len32);
+  }
+  Value causalEnd;
+  if (op.getCausal()) {
+    Value one = indexConst(b, loc, 1);
+    Value lastRow = arith::MinUIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, row0, rowsC), dims.lq);
+    lastRow = arith::SubIOp::create(b, loc, lastRow, one);
+    causalEnd = arith::AddIOp::create(
+        b, loc, buildQueryPosition(b, loc, lastRow, op.getQOffset()), one);
+  }
+  return buildKeyEnd(b, loc, dims.lk, length, causalEnd);
+}
+
+Value mlir::rpe::buildGPUScore(OpBuilder &b, Location l, AttentionOp op,
+                               Value s, Value b0, Value h, Value row,
+                               Value qPos, Value keyRaw, Value key,
+                               Value kEnd) {
+  if (Value bias = op.getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    Value full[] = {b0, h, row, key};
+    SmallVector<Value> at;
+    for (int64_t dim = 0; dim < biasType.getRank(); ++dim)
+      at.push_back(biasType.getDimSize(dim) == 1
+                       ? indexConst(b, l, 0)
+                       : full[4 - biasType.getRank() + dim]);
+    s = arith::AddFOp::create(b, l, s, extractF32(b, l, bias, at));
+  }
+  if (!op.getScoreMod().empty())
+    s = inlineScoreMod(b, op.getScoreMod(), {s, b0, h, qPos, key});
+  Value masked =
+      arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, keyRaw, kEnd);
+  if (op.getCausal())
+    masked = arith::OrIOp::create(
+        b, l, masked,
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, key, qPos));
+  return arith::SelectOp::create(b, l, masked, f32Const(b, l, kNegInf), s);
+}
+
+namespace {
 struct GPUAttention : OpRewritePattern<AttentionOp> {
   GPUAttention(MLIRContext *ctx, const GPUAttentionOptions &options)
       : OpRewritePattern(ctx), options(options) {}
@@ -82,11 +132,8 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = rewriter.getContext();
     Value q = op.getQ(), k = op.getK(), v = op.getV();
-    Value bias = op.getBias(), lengths = op.getKeyLengths();
     Value qOffset = op.getQOffset(), relValues = op.getRelValues();
     std::optional<BucketingAttrInterface> bucketing = op.getBucketing();
-    Region &scoreMod = op.getScoreMod();
-    bool causal = op.getCausal();
     RankedTensorType resultType = op.getResult().getType();
     Type elementType = resultType.getElementType();
     Type f32 = rewriter.getF32Type();
@@ -189,23 +236,7 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
 
     // Keys the block can see: the same bound for all its threads, as they
     // stage the tiles together.
-    Value length;
-    if (lengths) {
-      Value len32 = tensor::ExtractOp::create(rewriter, loc, lengths, b0);
-      length = arith::IndexCastOp::create(rewriter, loc,
-                                          rewriter.getIndexType(), len32);
-    }
-    Value causalEnd;
-    if (causal) {
-      Value lastRow = arith::MinUIOp::create(
-          rewriter, loc, arith::AddIOp::create(rewriter, loc, row0, rowsC),
-          dims.lq);
-      lastRow = arith::SubIOp::create(rewriter, loc, lastRow, one);
-      causalEnd = arith::AddIOp::create(
-          rewriter, loc, buildQueryPosition(rewriter, loc, lastRow, qOffset),
-          one);
-    }
-    Value kEnd = buildKeyEnd(rewriter, loc, dims.lk, length, causalEnd);
+    Value kEnd = buildGPUBlockKeyEnd(rewriter, loc, op, dims, b0, row0, rowsC);
 
     // The scaled query row (qTile, qMem, or read from q) and the output
     // row (registers, or accMem).
@@ -296,28 +327,8 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
             Value jC = indexConst(b, l, j);
             Value keyRaw = arith::AddIOp::create(b, l, k0, jC);
             Value key = arith::MinUIOp::create(b, l, keyRaw, lastKey);
-            Value s = dotLoop.getResult(j);
-            if (bias) {
-              auto biasType = cast<RankedTensorType>(bias.getType());
-              Value full[] = {b0, h, rowC, key};
-              SmallVector<Value> at;
-              for (int64_t dim = 0; dim < biasType.getRank(); ++dim)
-                at.push_back(biasType.getDimSize(dim) == 1
-                                 ? indexConst(b, l, 0)
-                                 : full[4 - biasType.getRank() + dim]);
-              s = arith::AddFOp::create(b, l, s, extractF32(b, l, bias, at));
-            }
-            if (!scoreMod.empty())
-              s = inlineScoreMod(b, scoreMod, {s, b0, h, qPos, key});
-            Value masked = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::uge, keyRaw, kEnd);
-            if (causal)
-              masked = arith::OrIOp::create(
-                  b, l, masked,
-                  arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, key,
-                                        qPos));
-            s = arith::SelectOp::create(b, l, masked, f32Const(b, l, kNegInf),
-                                        s);
+            Value s = buildGPUScore(b, l, op, dotLoop.getResult(j), b0, h,
+                                    rowC, qPos, keyRaw, key, kEnd);
             scores.push_back(s);
             tileMax =
                 tileMax
@@ -479,7 +490,22 @@ struct RPEGPUAttentionPass
           << static_cast<int64_t>(maxHeadDim);
       return signalPassFailure();
     }
-    GPUAttentionOptions options{blockRows, tileK, maxHeadDim};
+    if (tensorCores &&
+        (mmaBlockRows <= 0 || mmaBlockRows % 16 || mmaTileK <= 0 ||
+         mmaTileK % 16 || (mmaThreads != 1 && (mmaThreads <= 0 ||
+                                               mmaThreads % 32)))) {
+      getOperation()->emitError()
+          << "rpe-gpu-attention: mma-block-rows and mma-tile-k must be "
+             "positive multiples of 16 and mma-threads 1 or a positive "
+             "multiple of 32, got "
+          << static_cast<int64_t>(mmaBlockRows) << ", "
+          << static_cast<int64_t>(mmaTileK) << " and "
+          << static_cast<int64_t>(mmaThreads);
+      return signalPassFailure();
+    }
+    GPUAttentionOptions options{blockRows,   tileK,        maxHeadDim,
+                                tensorCores, mmaThreads,   mmaBlockRows,
+                                mmaTileK};
     bool failedOp = false;
     getOperation()->walk([&](AttentionOp op) {
       std::string reason = unsupportedReason(op, options);
@@ -492,6 +518,7 @@ struct RPEGPUAttentionPass
       return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateRPEGPUAttentionPatterns(patterns, options);
+    populateRPEGPUAttentionTensorCorePatterns(patterns, options);
     FailureOr<int64_t> rewritten =
         rewriteAttentionOps(getOperation(), std::move(patterns));
     if (failed(rewritten))

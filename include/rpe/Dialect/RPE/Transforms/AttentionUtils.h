@@ -61,6 +61,21 @@ Value buildBucketDiagonal(OpBuilder &b, AttentionOp op,
 /// `Lk - 1 - q_offset`: the shift of buildToeplitzDiagonal's index.
 Value buildDiagonalShift(OpBuilder &b, AttentionOp op);
 
+/// The keys a GPU attention block whose first row is `row0` can see:
+/// `buildKeyEnd` with key_lengths[b0] and, for causal attention, the position
+/// after the block's last row (`rows` rows, clamped to Lq).
+Value buildGPUBlockKeyEnd(OpBuilder &b, Location loc, AttentionOp op,
+                          const AttentionSizes &dims, Value b0, Value row0,
+                          Value rows);
+
+/// A GPU kernel's score of (row, key): `s` (the scaled q·k, f32) plus the
+/// bias and `score_mod`, or -inf where the key is masked (`keyRaw >= kEnd`,
+/// causal). `key` is `keyRaw` clamped to a valid key, `qPos` the row's query
+/// position.
+Value buildGPUScore(OpBuilder &b, Location loc, AttentionOp op, Value s,
+                    Value b0, Value h, Value row, Value qPos, Value keyRaw,
+                    Value key, Value kEnd);
+
 /// Whether `op` is free of memory effects, or a `linalg.generic` on tensors
 /// whose body is but for `cf.assert`s (a front end's bounds checks of a
 /// gather): unused, it may go, as its checks guard nothing.

@@ -364,6 +364,17 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
     sum and output row (registers) with the online softmax, `rel_values`
     included. Rows that see no key give 0. Nothing of size Lq×Lk exists.
 
+    With `tensor-cores` (the default), f16 attention with static head
+    dimensions D (a multiple of 16) and Dv (a multiple of 8) and without
+    `rel_values` becomes the tensor-core kernel instead: `mma-threads`
+    threads per block of `mma-block-rows` rows; per tile of `mma-tile-k`
+    keys, Q·Kᵀ into a workgroup f32 score tile, one thread per row for the
+    scale, bias, score_mod, masks and online softmax (P as f16, the f32
+    output tile rescaled), then O += P·V; both matmuls are warp-level
+    `vector.contract`s on 16×16 / 8×16 slices of workgroup memory in nests
+    marked `rpe.mma`, which rpe-gpu-tensor-cores turns into `mma.sync`.
+    Warp w computes the 16-row slices w, w + warps, ...
+
     With static head dimensions (at most `max-head-dim`, else an error) the
     loops over them are unrolled and the rows stay in registers. Dynamic
     head dimensions keep the rows in per-thread private memory of
@@ -379,15 +390,51 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
            "Keys per workgroup-memory tile">,
     Option<"maxHeadDim", "max-head-dim", "int64_t", /*default=*/"256",
            "Largest static head dimension accepted">,
+    Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
+           "f16 attention with static head dimensions (D a multiple of 16, "
+           "Dv of 8, no rel_values) as the tensor-core kernel">,
+    Option<"mmaThreads", "mma-threads", "int64_t", /*default=*/"128",
+           "Threads per tensor-core block: a multiple of 32, or 1 (one "
+           "thread does every warp's work: host emulation)">,
+    Option<"mmaBlockRows", "mma-block-rows", "int64_t", /*default=*/"64",
+           "Query rows per tensor-core block (a multiple of 16; halved "
+           "while its workgroup memory exceeds 48 KiB)">,
+    Option<"mmaTileK", "mma-tile-k", "int64_t", /*default=*/"32",
+           "Keys per tile of the tensor-core kernel (a multiple of 16)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
     "::mlir::cf::ControlFlowDialect", "::mlir::gpu::GPUDialect", "::mlir::linalg::LinalgDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect", "::mlir::affine::AffineDialect",
   ];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Attention ops made GPU kernels">,
+  ];
+}
+
+def RPEGPUTensorCoresPass : Pass<"rpe-gpu-tensor-cores"> {
+  let summary = "Turn rpe-gpu-attention's tensor-core nests into "
+                "nvgpu.mma.sync";
+  let description = [{
+    Every op marked `rpe.mma` (a nest of `vector.transfer_read`,
+    `vector.contract` on 16×16 · 8×16 f16 slices with f32 accumulation, and
+    `vector.transfer_write`, inside a `gpu.launch`) goes through upstream's
+    vector-to-nvgpu conversion on its own: workgroup reads become
+    `nvgpu.ldmatrix` (transposed where the operand is [k][n]), the contracts
+    `nvgpu.mma.sync` (m16n8k16), the accumulator reads and writes per-lane
+    loads and stores. Upstream's `convert-vector-to-gpu` cannot be run on
+    the whole kernel: it also tries to convert the scalar arithmetic of the
+    kernel (MLIR 22). A nest that keeps a `vector.contract` is an error.
+    The nests assume warp-uniform control flow and 32-lane warps, which
+    rpe-gpu-attention's kernel guarantees; run this pass only for NVIDIA
+    GPUs (the host emulation runs the vector form).
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
+    "::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
   ];
 }
 

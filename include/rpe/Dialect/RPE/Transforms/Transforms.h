@@ -38,7 +38,33 @@ struct GPUAttentionOptions {
   int64_t tileK = 8;
   /// Largest static head dimension (registers per thread grow with it).
   int64_t maxHeadDim = 256;
+  /// f16 attention with static head dimensions (multiples of 16 and 8) as
+  /// the tensor-core kernel: its q·kᵀ and p·v as warp-level
+  /// vector.contract on workgroup memory, which rpe-gpu-tensor-cores turns
+  /// into mma.sync.
+  bool tensorCores = true;
+  /// Threads per tensor-core block: a multiple of 32, or 1 (every warp's
+  /// work done by one thread: the host emulation).
+  int64_t mmaThreads = 128;
+  /// Query rows per tensor-core block (a multiple of 16; halved while the
+  /// workgroup buffers exceed 48 KiB) and keys per tile (a multiple of 16).
+  int64_t mmaBlockRows = 64;
+  int64_t mmaTileK = 32;
 };
+
+/// Patterns rewriting f16 rpe.attention with static head dimensions (D a
+/// multiple of 16, Dv of 8, no rel_values) into a `gpu.launch` whose
+/// matmuls are warp-level vector.contract on workgroup memory (tensor-core
+/// form); with `options.tensorCores` off, none.
+void populateRPEGPUAttentionTensorCorePatterns(
+    RewritePatternSet &patterns, const GPUAttentionOptions &options);
+
+/// Converts the tensor-core form's vector.transfer_read / contract /
+/// transfer_write nests (marked `rpe.mma`) under `root` into nvgpu.ldmatrix /
+/// nvgpu.mma.sync (upstream's vector-to-nvgpu conversion, one marked nest at
+/// a time: run on the whole kernel it would also try the scalar arithmetic).
+LogicalResult convertMarkedToTensorCores(RewriterBase &rewriter,
+                                         Operation *root);
 
 /// Patterns rewriting rpe.attention (static head dimensions) into a
 /// `gpu.launch` SIMT kernel writing a `memref.alloc`ed result.
