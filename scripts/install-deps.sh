@@ -27,3 +27,33 @@ if [[ ! -x /usr/lib/llvm-22/bin/FileCheck ]]; then
   echo "install-deps: FileCheck missing after install" >&2
   exit 1
 fi
+
+# nvdisasm (SASS of the assembled kernels: the lit tests check for tensor-core
+# HMMA instructions). The CUDA toolkit here has ptxas but not nvdisasm; PyPI's
+# nvidia-cuda-nvdisasm wheel has it. Unpacked into a cache directory (no
+# environment is touched); a failed download only leaves those tests
+# unsupported.
+CUDA_ROOT=${CUDA_ROOT:-/usr/local/cuda}
+TOOLS=${XDG_CACHE_HOME:-$HOME/.cache}/rpe-cuda-tools
+if [[ -x $CUDA_ROOT/bin/ptxas ]] && ! command -v nvdisasm >/dev/null \
+   && [[ ! -x $CUDA_ROOT/bin/nvdisasm ]] && [[ ! -x $TOOLS/bin/nvdisasm ]]; then
+  echo "install-deps: fetching nvdisasm (PyPI nvidia-cuda-nvdisasm) into $TOOLS"
+  tmp=$(mktemp -d)
+  if /usr/bin/python3 -m pip download -q --no-deps -d "$tmp" nvidia-cuda-nvdisasm \
+     && /usr/bin/python3 - "$tmp" "$TOOLS" <<'PY'
+import glob, os, stat, sys, zipfile
+src, dst = sys.argv[1], sys.argv[2]
+wheel = glob.glob(os.path.join(src, "*.whl"))[0]
+with zipfile.ZipFile(wheel) as z:
+    name = next(n for n in z.namelist() if n.endswith("/bin/nvdisasm"))
+    os.makedirs(os.path.join(dst, "bin"), exist_ok=True)
+    out = os.path.join(dst, "bin", "nvdisasm")
+    with open(out, "wb") as f:
+        f.write(z.read(name))
+    os.chmod(out, os.stat(out).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+PY
+  then :; else
+    echo "install-deps: warning: could not fetch nvdisasm; the SASS checks will be unsupported" >&2
+  fi
+  rm -rf "$tmp"
+fi

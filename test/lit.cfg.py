@@ -70,6 +70,18 @@ if ptxas:
                                    "libdevice.10.bc")):
         config.available_features.add("cuda-toolkit")
 
+# nvdisasm (the SASS of assembled kernels): the toolkit's, or the one
+# scripts/install-deps.sh unpacks from PyPI's nvidia-cuda-nvdisasm.
+cache = os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache"))
+nvdisasm = next((p for p in (shutil.which("nvdisasm"),
+                             os.path.join(cuda_root, "bin", "nvdisasm"),
+                             os.path.join(cache, "rpe-cuda-tools", "bin",
+                                          "nvdisasm"))
+                 if p and os.access(p, os.X_OK)), None)
+if nvdisasm:
+    config.available_features.add("nvdisasm")
+    config.substitutions.append(("%nvdisasm", nvdisasm))
+
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

@@ -43,6 +43,9 @@ typedef struct {
   /// GPU architecture for the nvptx target ("sm_80", "sm_90", ...); NULL:
   /// sm_80.
   const char *chip;
+  /// Nonzero (the default): f16 attention on tensor cores for the nvptx
+  /// targets (mma.sync; the tensor-core kernel's vector form when emulated).
+  int tensor_cores;
 } RpeCompileOptions;
 
 /// Version string of rpe and of the LLVM it is built against.

@@ -113,6 +113,7 @@ void rpeCompileOptionsInit(RpeCompileOptions *options) {
   options->tile_q = 64;
   options->tile_k = 64;
   options->chip = "sm_80";
+  options->tensor_cores = 1;
 }
 
 int rpeCompile(RpeContext *context, const char *text, size_t length,
@@ -146,6 +147,7 @@ int rpeCompile(RpeContext *context, const char *text, size_t length,
   opts.tileQ = options->tile_q;
   opts.tileK = options->tile_k;
   opts.chip = options->chip ? options->chip : "sm_80";
+  opts.tensorCores = options->tensor_cores != 0;
   std::optional<rpe::EmitKind> kind =
       rpe::parseEmitKind(options->emit ? options->emit : "");
   if (!kind) {

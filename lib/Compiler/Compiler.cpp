@@ -275,6 +275,7 @@ static LogicalResult lowerForNVPTX(ModuleOp module,
   // get their own minimum (nvvm-attach-target's default for the chip).
   pipeline.features =
       parseChipVersion(options.chip).value_or(0) <= 90 ? "+ptx80" : "";
+  pipeline.tensorCores = options.tensorCores;
   buildNVPTXPipeline(pm, pipeline);
   bool sawError = false;
   LogicalResult result = success();
@@ -328,6 +329,7 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
   pipeline.tileK = options.tileK;
   // The GPU kernels, one thread per block, run as loops on the CPU.
   pipeline.gpuEmulation = options.target == "nvptx-emulated";
+  pipeline.gpuTensorCores = options.tensorCores;
   buildCPUPipeline(pm, pipeline);
   if (failed(pm.run(module)))
     return failure();

@@ -142,6 +142,7 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
     gpu.blockRows = 1;
     gpu.blockSize = 1;
     gpu.mmaThreads = 1;
+    gpu.tensorCores = options.gpuTensorCores;
     gpu.tileK = options.gpuTileK;
     gpu.emitCInterface = options.emitCInterface;
     gpu.deallocate = options.deallocate;

@@ -613,7 +613,7 @@ class Module:
 
 def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
             name="<rpe.compile>", output=None, num_threads=0, reference=False,
-            tile_q=64, tile_k=64, chip="sm_80"):
+            tile_q=64, tile_k=64, chip="sm_80", tensor_cores=True):
     """Compiles MLIR text (rpe and upstream dialects) for ``target`` into a
     shared library and loads it. ``output`` keeps the library at that path
     (otherwise a temporary directory, removed with the module).
@@ -624,7 +624,9 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     tiled kernel; ``tile_q``/``tile_k``: attention tile sizes.
     ``target="cuda"`` (or "nvptx") compiles for an NVIDIA GPU of
     architecture ``chip``; ``target="nvptx-emulated"`` runs the GPU kernels
-    on the CPU, one thread per block."""
+    on the CPU, one thread per block. ``tensor_cores`` (GPU targets): f16
+    attention with head dimensions that are multiples of 16 (D) and 8 (Dv)
+    runs on tensor cores (mma.sync); False keeps the SIMT kernel."""
     if not isinstance(mlir_text, str):
         raise TypeError("rpe.compile expects MLIR text (str), got %s"
                         % type(mlir_text).__name__)
@@ -643,7 +645,8 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
                                    opt_level=opt_level, cpu=cpu,
                                    num_threads=num_threads,
                                    reference=reference, tile_q=tile_q,
-                                   tile_k=tile_k, chip=chip)
+                                   tile_k=tile_k, chip=chip,
+                                   tensor_cores=tensor_cores)
     if not ok:
         if workdir:
             shutil.rmtree(workdir, True)

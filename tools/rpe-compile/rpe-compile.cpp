@@ -64,6 +64,11 @@ static cl::opt<int64_t> tileQ("tile-q", cl::desc("Attention query tile"),
                               cl::init(64), cl::cat(category));
 static cl::opt<int64_t> tileK("tile-k", cl::desc("Attention key tile"),
                               cl::init(64), cl::cat(category));
+static cl::opt<bool> tensorCores(
+    "tensor-cores",
+    cl::desc("nvptx targets: f16 attention on tensor cores (mma.sync); "
+             "--tensor-cores=false keeps the SIMT kernel"),
+    cl::init(true), cl::cat(category));
 static cl::opt<std::string> cpu("mcpu",
                                 cl::desc("CPU: generic, native or a name"),
                                 cl::init("generic"), cl::cat(category));
@@ -92,6 +97,7 @@ int main(int argc, char **argv) {
   options.reference = reference;
   options.tileQ = tileQ;
   options.tileK = tileK;
+  options.tensorCores = tensorCores;
   std::optional<rpe::EmitKind> kind = rpe::parseEmitKind(emit);
   if (!kind) {
     emitError(cliLoc) << "unknown --emit=" << emit

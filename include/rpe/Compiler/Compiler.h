@@ -55,6 +55,8 @@ struct CompileOptions {
   bool reference = false;
   int64_t tileQ = 64;
   int64_t tileK = 64;
+  /// nvptx and nvptx-emulated: f16 attention as the tensor-core kernel.
+  bool tensorCores = true;
 };
 
 /// Registers what compiling needs: rpe, the upstream dialects and the LLVM IR

@@ -101,6 +101,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "(rpe-gpu-launch-to-loops): tests the GPU code without "
                      "a GPU"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> gpuTensorCores{
+      *this, "gpu-tensor-cores",
+      llvm::cl::desc("With gpu-emulation: f16 attention as the tensor-core "
+                     "kernel (its vector form, one thread per block)"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> gpuTileK{
       *this, "gpu-tile-k",
       llvm::cl::desc("With gpu-emulation: keys per tile of the GPU attention "

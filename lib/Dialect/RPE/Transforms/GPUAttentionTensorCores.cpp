@@ -468,6 +468,28 @@ LogicalResult mlir::rpe::convertMarkedToTensorCores(RewriterBase &rewriter,
     if (failed(applyPatternsGreedily(nest, std::move(prepare))))
       return nest->emitError("rpe-gpu-tensor-cores: the mma nest did not "
                              "reach a fixed point");
+    // Only the m16n8k16 f16 shape is converted (upstream builds invalid
+    // nvgpu.mma.sync ops from other shapes).
+    auto isMmaShape = [](vector::ContractionOp contract) {
+      auto f16Vector = [](Type t, int64_t rows, int64_t cols) {
+        auto v = dyn_cast<VectorType>(t);
+        return v && v.getShape() == ArrayRef<int64_t>{rows, cols} &&
+               v.getElementType().isF16();
+      };
+      auto acc = dyn_cast<VectorType>(contract.getAccType());
+      return f16Vector(contract.getLhsType(), 16, 16) &&
+             f16Vector(contract.getRhsType(), 8, 16) && acc &&
+             acc.getShape() == ArrayRef<int64_t>{16, 8} &&
+             acc.getElementType().isF32();
+    };
+    WalkResult shapes = nest->walk([&](vector::ContractionOp contract) {
+      return isMmaShape(contract) ? WalkResult::advance()
+                                  : WalkResult::interrupt();
+    });
+    if (shapes.wasInterrupted())
+      return nest->emitError(
+          "rpe-gpu-tensor-cores: a vector.contract of the mma nest is not "
+          "16x16 · 8x16 f16 into 16x8 f32 (m16n8k16)");
     if (failed(convertVectorToNVVMCompatibleMMASync(rewriter, nest)))
       return failure();
     // The conversion leaves the original vector ops behind, unused.

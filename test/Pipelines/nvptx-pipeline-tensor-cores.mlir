@@ -1,0 +1,33 @@
+// REQUIRES: cuda-toolkit
+// RUN: rpe-opt %s -rpe-nvptx-pipeline="format=isa" | FileCheck %s --check-prefix=NOLXL
+// RUN: rpe-compile %s --target=nvptx --chip=sm_80 --emit=ptx -o %t.sm80.ptx
+// RUN: FileCheck %s --input-file=%t.sm80.ptx --check-prefix=PTX
+// RUN: %ptxas -arch=sm_80 -v %t.sm80.ptx -o %t.sm80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: rpe-compile %s --target=nvptx --chip=sm_90 --emit=ptx -o %t.sm90.ptx
+// RUN: %ptxas -arch=sm_90 -v %t.sm90.ptx -o %t.sm90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: rpe-compile %s --target=nvptx --chip=sm_80 --emit=ptx -o %t.simt.ptx --tensor-cores=false
+// RUN: FileCheck %s --input-file=%t.simt.ptx --check-prefix=SIMT
+
+// f16 T5-biased causal GQA attention at L = 4096, D = 64, through
+// rpe-nvptx-pipeline: the attention kernel's q·kᵀ and p·v run on tensor
+// cores (ldmatrix + mma.sync m16n8k16, f16 operands, f32 accumulation).
+// NOLXL-NOT: 4096x4096
+// NOLXL-NOT: 16777216
+// PTX: .entry __rpe_attention_kernel_0(
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// PTX-DAG: bar.sync
+// PTX-DAG: ex2.approx.ftz.f32
+// Both kernels (attention, T5 diagonal table) assemble without spilling,
+// the attention kernel within the 48 KiB of static shared memory.
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
+// PTXAS-COUNT-2: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
+// SIMT-NOT: mma.sync
+// SIMT: fma.rn.f32
+func.func @t5_causal_gqa_f16(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x2x4096x64xf16>, %v: tensor<1x2x4096x64xf16>, %table: tensor<32x8xf16>) -> tensor<1x8x4096x64xf16> {
+  %bias = rpe.relative_bias %table by t5<num_buckets = 32, max_distance = 128, bidirectional = false> : tensor<32x8xf16> -> tensor<8x4096x4096xf16>
+  %0 = rpe.attention %q, %k, %v bias(%bias : tensor<8x4096x4096xf16>) causal : tensor<1x8x4096x64xf16>, tensor<1x2x4096x64xf16>, tensor<1x2x4096x64xf16> -> tensor<1x8x4096x64xf16>
+  return %0 : tensor<1x8x4096x64xf16>
+}
