@@ -712,6 +712,22 @@ def gen_attention():
         Attn(2, 2, 1, 9, 17, 8, 8, bias=(2, None, None), kl=True, elem="bf16")])
     variant("attn_rv_f16", set(), [Attn(1, 2, 1, 6, 9, 8, 4, rv=T5(8, 12, True),
                                         causal=True, off=2, elem="f16")])
+    # f16 with D a multiple of 16 and Dv of 8: the GPU path's tensor-core
+    # kernel (64-row blocks, 32-key tiles, 16x8x16 contracts); lengths that
+    # are multiples of no tile, GQA, causal with q_offset (negative: rows
+    # with no key), key_lengths (0 included), rank-3 bias, D = 128 (32-row
+    # blocks).
+    variant("attn_f16_tc", {"B", "Lq", "Lk"}, [
+        Attn(1, 4, 2, 5, 37, 32, 16, causal=True, off=32, kl=True, elem="f16"),
+        Attn(2, 4, 2, 70, 70, 32, 16, causal=True, off=0, kl=True, elem="f16"),
+        Attn(1, 4, 2, 131, 97, 32, 16, causal=True, off=-20, kl=True, elem="f16"),
+        Attn(2, 4, 2, 1, 300, 32, 16, causal=True, off=299, kl=True, elem="f16")])
+    variant("attn_f16_tc_bias", {"B", "Lq", "Lk"}, [
+        Attn(2, 3, 3, 33, 65, 16, 8, bias=(3, None, None), elem="f16"),
+        Attn(1, 3, 3, 64, 17, 16, 8, bias=(3, None, None), elem="f16")])
+    variant("attn_f16_tc_wide", {"Lq", "Lk"}, [
+        Attn(1, 2, 1, 45, 77, 128, 128, causal=True, elem="f16"),
+        Attn(1, 2, 1, 150, 200, 128, 128, causal=True, elem="f16")])
     # Empty key / query sequences.
     variant("attn_empty", ALL, [Attn(1, 2, 2, 4, 0, 8, 8), Attn(2, 2, 1, 0, 5, 8, 8)])
 
@@ -833,6 +849,21 @@ def gen_relative_bias_attention():
         c = Layer(2, 2, 1, 9, 21, 8, kl=True, causal=True)
         cases.append(("relative_bias_attention", "%s-%s-%s" % (bk_id(b), elem, c.tag()),
                       name, _rba_make(b, c, None, elem)))
+    # f16 T5 and Swin attention with D = 16 and 32: the GPU path's
+    # tensor-core kernel with the Toeplitz table in its score step.
+    fns.append(ir.relative_bias_attention(T5(32, 128, False), batch=None, heads=4,
+                                          kv_heads=2, lq=None, lk=None, head_dim=32,
+                                          causal=True, key_lengths=True, q_offset=True,
+                                          elem="f16", name="rba_t5_f16_tc"))
+    for B, lq, lk, o in ((2, 19, 83, 64), (1, 130, 130, 0)):
+        c = Layer(B, 4, 2, lq, lk, 32, kl=True, off=o, causal=True)
+        cases.append(("relative_bias_attention", "t5-f16-tc-" + c.tag(), "rba_t5_f16_tc",
+                      _rba_make(T5(32, 128, False), c, None, "f16")))
+    fns.append(ir.swin_window_attention(4, 4, batch=None, heads=2, head_dim=16,
+                                        elem="f16", name="swin_f16_tc"))
+    c = Layer(3, 2, 2, 16, 16, 16)
+    cases.append(("swin_window_attention", "4x4-f16-tc-" + c.tag(), "swin_f16_tc",
+                  _rba_make(Window2D(4, 4), c, None, "f16")))
     for group in chunks(fns, 8):
         mod = ir.merge(*group)
         names = set(f.func_name for f in group)
