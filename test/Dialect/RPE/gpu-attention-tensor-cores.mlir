@@ -39,13 +39,25 @@
 // CHECK: vector.transfer_write %{{.*}}, %[[S]][%{{.*}}, %[[N0]]]
 // CHECK: } {rpe.mma}
 // CHECK: gpu.barrier
-// One thread per row: scale, T5 table, masks, online softmax.
-// CHECK: scf.for %[[R:.*]] = %[[TX]] to %c64 step %[[NT]] {
-// CHECK: memref.load %[[S]][%[[R]], %{{.*}}]
+// Two adjacent lanes per row (128 threads, 64 rows), each every other key:
+// scale, T5 table, masks; the row max and sum combined with a shuffle; P;
+// the first lane keeps the row's statistics.
+// CHECK: %[[PART:.*]] = arith.remui %[[TX]], %c2
+// CHECK: %[[R0:.*]] = arith.divui %[[TX]], %c2
+// CHECK: scf.for %[[R:.*]] = %[[R0]] to %c64 step %c64 {
+// CHECK: scf.for %[[J:.*]] = %[[PART]] to %c32 step %c2 iter_args(
+// CHECK: memref.load %[[S]][%[[R]], %[[J]]]
 // CHECK: tensor.extract %{{.*}}[%[[BY]], %{{.*}}] : tensor<8x8191xf32>
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
+// CHECK: arith.maximumf
 // CHECK: math.exp
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK: memref.store %{{.*}}, %[[P]][%[[R]], %{{.*}}]
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
+// CHECK: arith.addf
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[PART]], %c0
+// CHECK: scf.if %[[FIRST]] {
+// CHECK: memref.store %{{.*}}, %[[ST]][%c0, %[[R]]]
 // CHECK: gpu.barrier
 // O += P·V, V read as [n][k] (transposed).
 // CHECK: vector.transfer_read %[[O]]
@@ -59,6 +71,9 @@
 // OPTS-LABEL: func.func @t5_causal_gqa_f16
 // OPTS: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1)
 // OPTS-SAME: workgroup(%{{.*}} : memref<32x64xf16, {{.*}}>, %{{.*}} : memref<16x64xf16, {{.*}}>, %{{.*}} : memref<16x64xf16, {{.*}}>, %{{.*}} : memref<32x16xf32, {{.*}}>, %{{.*}} : memref<32x16xf16, {{.*}}>, %{{.*}} : memref<32x64xf32, {{.*}}>, %{{.*}} : memref<2x32xf32, {{.*}}>)
+// One thread: every row and key, no shuffles.
+// OPTS-NOT: gpu.shuffle
+// OPTS: return
 // SIMT-LABEL: func.func @t5_causal_gqa_f16
 // SIMT-NOT: vector.contract
 // SIMT: math.fma

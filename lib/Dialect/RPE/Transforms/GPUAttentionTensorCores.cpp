@@ -210,6 +210,11 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
     int64_t headDim = cast<RankedTensorType>(q.getType()).getDimSize(3);
     int64_t valueDim = cast<RankedTensorType>(v.getType()).getDimSize(3);
     int64_t tileK = options.mmaTileK, threads = options.mmaThreads;
+    // Lanes per row in the score step: the most (a power of two, at most a
+    // warp) that still gives every row of the block a thread group.
+    int64_t rowThreads = 1;
+    while (rowThreads < 32 && threads / (2 * rowThreads) >= rows)
+      rowThreads *= 2;
 
     AttentionSizes dims = getAttentionSizes(rewriter, op);
     Value zero = indexConst(rewriter, loc, 0);
@@ -331,9 +336,15 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
                           numWarps);
           gpu::BarrierOp::create(b, l);
 
-          // One thread per row: scores, online softmax, P (f16), O *= alpha.
-          forRange(b, l, tx, rowsC, step,
-                   [&](OpBuilder &rb, Location rl, Value r) {
+          // `rowThreads` adjacent lanes per row (all of them in one warp),
+          // each taking every rowThreads-th key and value column: scores,
+          // online softmax, P (f16), O *= alpha.
+          Value rowThreadsC = indexConst(b, l, rowThreads);
+          Value part = arith::RemUIOp::create(b, l, tx, rowThreadsC);
+          forRange(
+              b, l, arith::DivUIOp::create(b, l, tx, rowThreadsC), rowsC,
+              indexConst(b, l, threads / rowThreads),
+              [&](OpBuilder &rb, Location rl, Value r) {
             Value row = arith::AddIOp::create(rb, rl, row0, r);
             Value rowC = arith::MinUIOp::create(rb, rl, row, lastRow);
             Value qPos = buildQueryPosition(rb, rl, rowC, op.getQOffset());
@@ -341,8 +352,21 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
             Value m = memref::LoadOp::create(rb, rl, stats, ValueRange{c0, r});
             Value lsum =
                 memref::LoadOp::create(rb, rl, stats, ValueRange{c1, r});
+            // The row's lanes combine their partial max / sum (butterfly).
+            auto rowReduce = [&](Value x, bool isMax) {
+              for (int64_t offset = 1; offset < rowThreads; offset *= 2) {
+                Value other =
+                    gpu::ShuffleOp::create(rb, rl, x, offset, /*width=*/32,
+                                           gpu::ShuffleMode::XOR)
+                        .getShuffleResult();
+                x = isMax ? arith::MaximumFOp::create(rb, rl, x, other)
+                                .getResult()
+                          : arith::AddFOp::create(rb, rl, x, other).getResult();
+              }
+              return x;
+            };
             auto maxLoop = scf::ForOp::create(
-                rb, rl, c0, indexConst(rb, rl, tileK), c1,
+                rb, rl, part, indexConst(rb, rl, tileK), rowThreadsC,
                 ValueRange{f32Const(rb, rl, kNegInf)},
                 [&](OpBuilder &nb, Location nl, Value j, ValueRange it) {
                   Value keyRaw = arith::AddIOp::create(nb, nl, k0, j);
@@ -361,8 +385,8 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
             // seen); p = exp(s - m') with m' = 0 while every key is masked.
             Value negInf = f32Const(rb, rl, kNegInf);
             Value zeroF = f32Const(rb, rl, 0.0);
-            Value mNew =
-                arith::MaximumFOp::create(rb, rl, m, maxLoop.getResult(0));
+            Value mNew = arith::MaximumFOp::create(
+                rb, rl, m, rowReduce(maxLoop.getResult(0), /*isMax=*/true));
             Value alpha = arith::SelectOp::create(
                 rb, rl,
                 arith::CmpFOp::create(rb, rl, arith::CmpFPredicate::OEQ, m,
@@ -376,8 +400,8 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
                                       negInf),
                 zeroF, mNew);
             auto sumLoop = scf::ForOp::create(
-                rb, rl, c0, indexConst(rb, rl, tileK), c1,
-                ValueRange{arith::MulFOp::create(rb, rl, alpha, lsum)},
+                rb, rl, part, indexConst(rb, rl, tileK), rowThreadsC,
+                ValueRange{zeroF},
                 [&](OpBuilder &nb, Location nl, Value j, ValueRange it) {
                   Value s = memref::LoadOp::create(nb, nl, sTile,
                                                    ValueRange{r, j});
@@ -389,7 +413,10 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
                   scf::YieldOp::create(
                       nb, nl, arith::AddFOp::create(nb, nl, it[0], p).getResult());
                 });
-            forRange(rb, rl, c0, indexConst(rb, rl, valueDim), c1,
+            Value lNew = arith::AddFOp::create(
+                rb, rl, arith::MulFOp::create(rb, rl, alpha, lsum),
+                rowReduce(sumLoop.getResult(0), /*isMax=*/false));
+            forRange(rb, rl, part, indexConst(rb, rl, valueDim), rowThreadsC,
                      [&](OpBuilder &nb, Location nl, Value e) {
                        Value o = memref::LoadOp::create(nb, nl, oTile,
                                                         ValueRange{r, e});
@@ -397,9 +424,16 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
                            nb, nl, arith::MulFOp::create(nb, nl, alpha, o),
                            oTile, ValueRange{r, e});
                      });
-            memref::StoreOp::create(rb, rl, mNew, stats, ValueRange{c0, r});
-            memref::StoreOp::create(rb, rl, sumLoop.getResult(0), stats,
-                                    ValueRange{c1, r});
+            // The row's first lane keeps its statistics (every lane read
+            // them before the shuffles).
+            auto first = scf::IfOp::create(
+                rb, rl,
+                arith::CmpIOp::create(rb, rl, arith::CmpIPredicate::eq, part,
+                                      c0),
+                /*withElseRegion=*/false);
+            OpBuilder fb = OpBuilder::atBlockBegin(first.thenBlock());
+            memref::StoreOp::create(fb, rl, mNew, stats, ValueRange{c0, r});
+            memref::StoreOp::create(fb, rl, lNew, stats, ValueRange{c1, r});
           });
           gpu::BarrierOp::create(b, l);
           buildWarpMatmul(b, l, pTile, vs, oTile, rows, valueDim, tileK,
