@@ -725,6 +725,9 @@ def gen_attention():
     variant("attn_f16_tc_bias", {"B", "Lq", "Lk"}, [
         Attn(2, 3, 3, 33, 65, 16, 8, bias=(3, None, None), elem="f16"),
         Attn(1, 3, 3, 64, 17, 16, 8, bias=(3, None, None), elem="f16")])
+    variant("attn_bf16_tc", {"B", "Lq", "Lk"}, [
+        Attn(2, 4, 1, 37, 70, 32, 16, causal=True, off=33, kl=True, elem="bf16"),
+        Attn(1, 4, 1, 130, 45, 32, 16, causal=True, off=-3, kl=True, elem="bf16")])
     variant("attn_f16_tc_wide", {"Lq", "Lk"}, [
         Attn(1, 2, 1, 45, 77, 128, 128, causal=True, elem="f16"),
         Attn(1, 2, 1, 150, 200, 128, 128, causal=True, elem="f16")])
@@ -849,8 +852,15 @@ def gen_relative_bias_attention():
         c = Layer(2, 2, 1, 9, 21, 8, kl=True, causal=True)
         cases.append(("relative_bias_attention", "%s-%s-%s" % (bk_id(b), elem, c.tag()),
                       name, _rba_make(b, c, None, elem)))
-    # f16 T5 and Swin attention with D = 16 and 32: the GPU path's
+    # f16 / bf16 T5 and Swin attention with D = 16 and 32: the GPU path's
     # tensor-core kernel with the Toeplitz table in its score step.
+    fns.append(ir.relative_bias_attention(T5(32, 128, True), batch=None, heads=2,
+                                          lq=None, lk=None, head_dim=16,
+                                          key_lengths=True, elem="bf16",
+                                          name="rba_t5_bf16_tc"))
+    c = Layer(2, 2, 2, 50, 77, 16, kl=True)
+    cases.append(("relative_bias_attention", "t5-bf16-tc-" + c.tag(), "rba_t5_bf16_tc",
+                  _rba_make(T5(32, 128, True), c, None, "bf16")))
     fns.append(ir.relative_bias_attention(T5(32, 128, False), batch=None, heads=4,
                                           kv_heads=2, lq=None, lk=None, head_dim=32,
                                           causal=True, key_lengths=True, q_offset=True,

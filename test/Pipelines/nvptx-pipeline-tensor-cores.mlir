@@ -8,9 +8,10 @@
 // RUN: rpe-compile %s --target=nvptx --chip=sm_80 --emit=ptx -o %t.simt.ptx --tensor-cores=false
 // RUN: FileCheck %s --input-file=%t.simt.ptx --check-prefix=SIMT
 
-// f16 T5-biased causal GQA attention at L = 4096, D = 64, through
-// rpe-nvptx-pipeline: the attention kernel's q·kᵀ and p·v run on tensor
-// cores (ldmatrix + mma.sync m16n8k16, f16 operands, f32 accumulation).
+// f16 T5-biased causal GQA attention at L = 4096, D = 64, and bf16
+// attention with D = 128 (32-row blocks), through rpe-nvptx-pipeline: the
+// attention kernels' q·kᵀ and p·v run on tensor cores (ldmatrix + mma.sync
+// m16n8k16, f16 / bf16 operands, f32 accumulation).
 // NOLXL-NOT: 4096x4096
 // NOLXL-NOT: 16777216
 // PTX: .entry __rpe_attention_kernel_0(
@@ -19,10 +20,14 @@
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX-DAG: bar.sync
 // PTX-DAG: ex2.approx.ftz.f32
-// Both kernels (attention, T5 diagonal table) assemble without spilling,
-// the attention kernel within the 48 KiB of static shared memory.
+// PTX-DAG: shfl.sync.bfly.b32
+// PTX: .entry __rpe_attention_0_kernel(
+// PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// The three kernels (two attentions, the T5 diagonal table) assemble
+// without spilling, the attention kernels within the 48 KiB of static
+// shared memory.
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
-// PTXAS-COUNT-2: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+// PTXAS-COUNT-3: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 // SIMT-NOT: mma.sync
 // SIMT: fma.rn.f32
@@ -30,4 +35,9 @@ func.func @t5_causal_gqa_f16(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x2x4096x64
   %bias = rpe.relative_bias %table by t5<num_buckets = 32, max_distance = 128, bidirectional = false> : tensor<32x8xf16> -> tensor<8x4096x4096xf16>
   %0 = rpe.attention %q, %k, %v bias(%bias : tensor<8x4096x4096xf16>) causal : tensor<1x8x4096x64xf16>, tensor<1x2x4096x64xf16>, tensor<1x2x4096x64xf16> -> tensor<1x8x4096x64xf16>
   return %0 : tensor<1x8x4096x64xf16>
+}
+
+func.func @wide_bf16(%q: tensor<2x16x?x128xbf16>, %k: tensor<2x16x?x128xbf16>, %v: tensor<2x16x?x128xbf16>) -> tensor<2x16x?x128xbf16> {
+  %0 = rpe.attention %q, %k, %v causal : tensor<2x16x?x128xbf16>, tensor<2x16x?x128xbf16>, tensor<2x16x?x128xbf16> -> tensor<2x16x?x128xbf16>
+  return %0 : tensor<2x16x?x128xbf16>
 }

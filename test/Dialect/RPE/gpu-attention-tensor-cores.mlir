@@ -8,15 +8,20 @@
 // BADOPT: error: rpe-gpu-attention: mma-block-rows and mma-tile-k must be positive multiples of 16 and mma-threads 1 or a positive multiple of 32
 
 // f16 T5-biased causal GQA attention at L = 4096 on tensor cores: blocks of
-// 128 threads (4 warps) and 64 rows; Q, K and V tiles (f16), the score and
-// output tiles (f32), P (f16) and the row statistics in workgroup memory;
-// both matmuls are warp-level vector.contract nests marked rpe.mma.
+// 128 threads (4 warps) and 64 rows; Q, K and V tiles (f16 views of
+// workgroup bytes), the score and output tiles (f32), P (f16) and the row
+// statistics in workgroup memory; both matmuls are warp-level
+// vector.contract nests marked rpe.mma.
 // NOLXL-NOT: 4096x4096
 // CHECK-LABEL: func.func @t5_causal_gqa_f16
 // CHECK: } -> tensor<8x8191xf32>
 // CHECK: %[[OUT:.*]] = memref.alloc() : memref<1x8x4096x64xf16>
 // CHECK: gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %c64, %{{.*}} = %c8, %{{.*}} = %c1) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[NT:.*]] = %c128, %{{.*}} = %c1, %{{.*}} = %c1)
-// CHECK-SAME: workgroup(%[[QS:.*]] : memref<64x64xf16, #gpu.address_space<workgroup>>, %[[KS:.*]] : memref<32x64xf16, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<32x64xf16, #gpu.address_space<workgroup>>, %[[S:.*]] : memref<64x32xf32, #gpu.address_space<workgroup>>, %[[P:.*]] : memref<64x32xf16, #gpu.address_space<workgroup>>, %[[O:.*]] : memref<64x64xf32, #gpu.address_space<workgroup>>, %[[ST:.*]] : memref<2x64xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[QB:.*]] : memref<8192xi8, #gpu.address_space<workgroup>>, %[[KB:.*]] : memref<4096xi8, #gpu.address_space<workgroup>>, %[[VB:.*]] : memref<4096xi8, #gpu.address_space<workgroup>>, %[[S:.*]] : memref<64x32xf32, #gpu.address_space<workgroup>>, %[[PB:.*]] : memref<4096xi8, #gpu.address_space<workgroup>>, %[[O:.*]] : memref<64x64xf32, #gpu.address_space<workgroup>>, %[[ST:.*]] : memref<2x64xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[QS:.*]] = memref.view %[[QB]][%c0][] : memref<8192xi8, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[KS:.*]] = memref.view %[[KB]][%c0][] : {{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[VS:.*]] = memref.view %[[VB]][%c0][] : {{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
+// CHECK: %[[P:.*]] = memref.view %[[PB]][%c0][] : {{.*}} to memref<64x32xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[WARP:.*]] = affine.apply #{{.*}}()[%[[TX]]]
 // The block's threads stage the query rows, then per key tile the keys and
 // values.
@@ -70,7 +75,7 @@
 // CHECK: memref.store %{{.*}}, %[[OUT]]
 // OPTS-LABEL: func.func @t5_causal_gqa_f16
 // OPTS: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1)
-// OPTS-SAME: workgroup(%{{.*}} : memref<32x64xf16, {{.*}}>, %{{.*}} : memref<16x64xf16, {{.*}}>, %{{.*}} : memref<16x64xf16, {{.*}}>, %{{.*}} : memref<32x16xf32, {{.*}}>, %{{.*}} : memref<32x16xf16, {{.*}}>, %{{.*}} : memref<32x64xf32, {{.*}}>, %{{.*}} : memref<2x32xf32, {{.*}}>)
+// OPTS-SAME: workgroup(%{{.*}} : memref<4096xi8, {{.*}}>, %{{.*}} : memref<2048xi8, {{.*}}>, %{{.*}} : memref<2048xi8, {{.*}}>, %{{.*}} : memref<32x16xf32, {{.*}}>, %{{.*}} : memref<1024xi8, {{.*}}>, %{{.*}} : memref<32x64xf32, {{.*}}>, %{{.*}} : memref<2x32xf32, {{.*}}>)
 // One thread: every row and key, no shuffles.
 // OPTS-NOT: gpu.shuffle
 // OPTS: return
@@ -94,7 +99,7 @@ func.func @t5_causal_gqa_f16(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x2x4096x64
 // keeps 32 rows (46 KiB).
 // CHECK-LABEL: func.func @wide_heads
 // CHECK: gpu.launch
-// CHECK-SAME: workgroup(%{{.*}} : memref<32x128xf16, {{.*}}>, %{{.*}} : memref<32x128xf16, {{.*}}>, %{{.*}} : memref<32x128xf16, {{.*}}>, %{{.*}} : memref<32x32xf32, {{.*}}>, %{{.*}} : memref<32x32xf16, {{.*}}>, %{{.*}} : memref<32x128xf32, {{.*}}>, %{{.*}} : memref<2x32xf32, {{.*}}>)
+// CHECK-SAME: workgroup(%{{.*}} : memref<8192xi8, {{.*}}>, %{{.*}} : memref<8192xi8, {{.*}}>, %{{.*}} : memref<8192xi8, {{.*}}>, %{{.*}} : memref<32x32xf32, {{.*}}>, %{{.*}} : memref<2048xi8, {{.*}}>, %{{.*}} : memref<32x128xf32, {{.*}}>, %{{.*}} : memref<2x32xf32, {{.*}}>)
 // CHECK: vector.contract
 func.func @wide_heads(%q: tensor<2x4x?x128xf16>, %k: tensor<2x4x?x128xf16>, %v: tensor<2x4x?x128xf16>) -> tensor<2x4x?x128xf16> {
   %0 = rpe.attention %q, %k, %v : tensor<2x4x?x128xf16>, tensor<2x4x?x128xf16>, tensor<2x4x?x128xf16> -> tensor<2x4x?x128xf16>
@@ -103,16 +108,30 @@ func.func @wide_heads(%q: tensor<2x4x?x128xf16>, %k: tensor<2x4x?x128xf16>, %v: 
 
 // -----
 
-// Not for tensor cores: f32 and bf16 operands, D not a multiple of 16,
+// bf16: the same kernel with bf16 views, P rounded to bf16.
+// CHECK-LABEL: func.func @bf16
+// CHECK: memref.view %{{.*}}[%c0][] : memref<4096xi8, #gpu.address_space<workgroup>> to memref<32x64xbf16, #gpu.address_space<workgroup>>
+// CHECK: vector.transfer_read {{.*}} : memref<64x64xbf16, #gpu.address_space<workgroup>>, vector<16x16xbf16>
+// CHECK: arith.extf %{{.*}} : vector<16x16xbf16> to vector<16x16xf32>
+// CHECK: vector.contract
+// CHECK: arith.truncf %{{.*}} : f32 to bf16
+func.func @bf16(%q: tensor<1x2x?x64xbf16>) -> tensor<1x2x?x64xbf16> {
+  %0 = rpe.attention %q, %q, %q causal : tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16>, tensor<1x2x?x64xbf16> -> tensor<1x2x?x64xbf16>
+  return %0 : tensor<1x2x?x64xbf16>
+}
+
+// -----
+
+// Not for tensor cores: f32 operands, D not a multiple of 16 (bf16, f16),
 // rel_values. They take the SIMT kernel.
 // CHECK-LABEL: func.func @simt_cases
 // CHECK-NOT: vector.contract
 // CHECK-NOT: rpe.mma
 // CHECK: return
-func.func @simt_cases(%q: tensor<1x2x16x64xf32>, %qb: tensor<1x2x16x64xbf16>, %qn: tensor<1x2x16x24xf16>, %qr: tensor<1x2x16x32xf16>, %rel: tensor<9x32xf16>) -> (tensor<1x2x16x64xf32>, tensor<1x2x16x64xbf16>, tensor<1x2x16x24xf16>, tensor<1x2x16x32xf16>) {
+func.func @simt_cases(%q: tensor<1x2x16x64xf32>, %qb: tensor<1x2x16x24xbf16>, %qn: tensor<1x2x16x24xf16>, %qr: tensor<1x2x16x32xf16>, %rel: tensor<9x32xf16>) -> (tensor<1x2x16x64xf32>, tensor<1x2x16x24xbf16>, tensor<1x2x16x24xf16>, tensor<1x2x16x32xf16>) {
   %0 = rpe.attention %q, %q, %q : tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32>, tensor<1x2x16x64xf32> -> tensor<1x2x16x64xf32>
-  %1 = rpe.attention %qb, %qb, %qb : tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16>, tensor<1x2x16x64xbf16> -> tensor<1x2x16x64xbf16>
+  %1 = rpe.attention %qb, %qb, %qb : tensor<1x2x16x24xbf16>, tensor<1x2x16x24xbf16>, tensor<1x2x16x24xbf16> -> tensor<1x2x16x24xbf16>
   %2 = rpe.attention %qn, %qn, %qn : tensor<1x2x16x24xf16>, tensor<1x2x16x24xf16>, tensor<1x2x16x24xf16> -> tensor<1x2x16x24xf16>
   %3 = rpe.attention %qr, %qr, %qr rel_values(%rel : tensor<9x32xf16>) by clip<max_distance = 4> : tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16>, tensor<1x2x16x32xf16> -> tensor<1x2x16x32xf16>
-  return %0, %1, %2, %3 : tensor<1x2x16x64xf32>, tensor<1x2x16x64xbf16>, tensor<1x2x16x24xf16>, tensor<1x2x16x32xf16>
+  return %0, %1, %2, %3 : tensor<1x2x16x64xf32>, tensor<1x2x16x24xbf16>, tensor<1x2x16x24xf16>, tensor<1x2x16x32xf16>
 }

@@ -31,6 +31,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
@@ -73,9 +75,10 @@ int64_t tensorCoreRows(AttentionOp op, const GPUAttentionOptions &options) {
   auto qType = cast<RankedTensorType>(op.getQ().getType());
   auto kType = cast<RankedTensorType>(op.getK().getType());
   auto vType = cast<RankedTensorType>(op.getV().getType());
-  for (RankedTensorType t : {qType, kType, vType})
-    if (!t.getElementType().isF16())
-      return 0;
+  Type elem = qType.getElementType();
+  if (!(elem.isF16() || elem.isBF16()) || kType.getElementType() != elem ||
+      vType.getElementType() != elem)
+    return 0;
   int64_t d = qType.getDimSize(3), dv = vType.getDimSize(3);
   if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % 16 ||
       dv % 8 || d == 0 || dv == 0)
@@ -107,7 +110,8 @@ void buildWarpMatmul(OpBuilder &b, Location loc, Value a, Value bMat, Value c,
                      int64_t rows, int64_t n, int64_t k, bool bTransposed,
                      bool accumulate, Value warp, Value numWarps) {
   MLIRContext *ctx = b.getContext();
-  Type f16 = b.getF16Type(), f32 = b.getF32Type();
+  Type f16 = cast<MemRefType>(a.getType()).getElementType(); // or bf16
+  Type f32 = b.getF32Type();
   auto aType = VectorType::get({16, 16}, f16);
   auto bType = VectorType::get({8, 16}, f16);
   auto cType = VectorType::get({16, 8}, f32);
@@ -206,7 +210,9 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
     Value q = op.getQ(), k = op.getK(), v = op.getV();
     RankedTensorType resultType = op.getResult().getType();
     Type elementType = resultType.getElementType();
-    Type f16 = rewriter.getF16Type(), f32 = rewriter.getF32Type();
+    // The mma operand type: f16 or bf16 (q, k, v and P).
+    Type f16 = cast<RankedTensorType>(q.getType()).getElementType();
+    Type f32 = rewriter.getF32Type();
     int64_t headDim = cast<RankedTensorType>(q.getType()).getDimSize(3);
     int64_t valueDim = cast<RankedTensorType>(v.getType()).getDimSize(3);
     int64_t tileK = options.mmaTileK, threads = options.mmaThreads;
@@ -242,10 +248,14 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
       return MemRefType::get(shape, type, MemRefLayoutAttrInterface(),
                              workgroup);
     };
+    // The 16-bit tiles are bytes viewed as f16 / bf16: rpe-gpu-tensor-cores
+    // reads bf16 tiles through f16 views of the same bytes (MLIR 22 converts
+    // only f16 reads to ldmatrix), then makes the mma a bf16 one.
+    Type i8 = rewriter.getI8Type();
     SmallVector<Type> workgroupTypes = {
-        shared({rows, headDim}, f16),  shared({tileK, headDim}, f16),
-        shared({tileK, valueDim}, f16), shared({rows, tileK}, f32),
-        shared({rows, tileK}, f16),    shared({rows, valueDim}, f32),
+        shared({rows * headDim * 2}, i8),  shared({tileK * headDim * 2}, i8),
+        shared({tileK * valueDim * 2}, i8), shared({rows, tileK}, f32),
+        shared({rows * tileK * 2}, i8),     shared({rows, valueDim}, f32),
         shared({2, rows}, f32)};
     Value threadsC = indexConst(rewriter, loc, threads);
     auto launch = gpu::LaunchOp::create(
@@ -255,8 +265,14 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
     Block &body = launch.getBody().front();
     rewriter.setInsertionPointToStart(&body);
     ArrayRef<BlockArgument> wg = launch.getWorkgroupAttributions();
-    Value qs = wg[0], ks = wg[1], vs = wg[2], sTile = wg[3], pTile = wg[4],
-          oTile = wg[5], stats = wg[6];
+    auto view = [&](Value bytes, int64_t r, int64_t c) -> Value {
+      return memref::ViewOp::create(rewriter, loc, shared({r, c}, f16), bytes,
+                                    indexConst(rewriter, loc, 0),
+                                    ValueRange{});
+    };
+    Value qs = view(wg[0], rows, headDim), ks = view(wg[1], tileK, headDim),
+          vs = view(wg[2], tileK, valueDim), sTile = wg[3],
+          pTile = view(wg[4], rows, tileK), oTile = wg[5], stats = wg[6];
     gpu::KernelDim3 blockIds = launch.getBlockIds();
     Value tx = launch.getThreadIds().x;
     Value step = launch.getBlockSize().x;
@@ -488,6 +504,101 @@ void mlir::rpe::populateRPEGPUAttentionTensorCorePatterns(
     patterns.add<GPUAttentionTensorCores>(patterns.getContext(), options);
 }
 
+/// Replaces the bf16 transfer_reads of `nest` (of memref.views of workgroup
+/// bytes) by f16 reads of f16 views of the same bytes: upstream converts the
+/// f16 ones to ldmatrix, which moves bits. Returns whether there were any.
+static FailureOr<bool> readBF16AsF16(RewriterBase &rewriter, Operation *nest) {
+  SmallVector<vector::TransferReadOp> reads;
+  nest->walk([&](vector::TransferReadOp read) {
+    if (read.getVectorType().getElementType().isBF16())
+      reads.push_back(read);
+  });
+  Type f16 = rewriter.getF16Type();
+  DenseMap<Value, Value> f16Views;
+  for (vector::TransferReadOp read : reads) {
+    auto view = read.getBase().getDefiningOp<memref::ViewOp>();
+    if (!view)
+      return read.emitError("rpe-gpu-tensor-cores: a bf16 read of an mma "
+                            "nest must read a memref.view of bytes"),
+             failure();
+    Value &f16View = f16Views[view];
+    if (!f16View) {
+      rewriter.setInsertionPointAfter(view);
+      MemRefType type = view.getType();
+      f16View = memref::ViewOp::create(
+          rewriter, view.getLoc(),
+          MemRefType::get(type.getShape(), f16, type.getLayout(),
+                          type.getMemorySpace()),
+          view.getSource(), view.getByteShift(), view.getSizes());
+    }
+    rewriter.setInsertionPoint(read);
+    Value pad = arith::ConstantOp::create(rewriter, read.getLoc(),
+                                          rewriter.getZeroAttr(f16));
+    auto f16Read = vector::TransferReadOp::create(
+        rewriter, read.getLoc(),
+        VectorType::get(read.getVectorType().getShape(), f16), f16View,
+        read.getIndices(), read.getPermutationMapAttr(), pad, Value(),
+        read.getInBoundsAttr());
+    for (OpOperand &use : llvm::make_early_inc_range(read->getUses())) {
+      auto ext = dyn_cast<arith::ExtFOp>(use.getOwner());
+      if (!ext)
+        return read.emitError("rpe-gpu-tensor-cores: a bf16 read of an mma "
+                              "nest must feed arith.extf"),
+               failure();
+      rewriter.setInsertionPoint(ext);
+      rewriter.replaceOpWithNewOp<arith::ExtFOp>(ext, ext.getType(),
+                                                 f16Read.getResult());
+    }
+    rewriter.eraseOp(read);
+  }
+  return !reads.empty();
+}
+
+/// nvgpu.mma.sync (f16 types, bf16 bits) -> nvvm.mma.sync with bf16
+/// multiplicands: the operands unpacked as NVGPUToNVVM does for f16 (A and B
+/// rows as i32 pairs, C row-major), the result packed back.
+static void useBF16Mma(RewriterBase &rewriter, Operation *nest) {
+  SmallVector<nvgpu::MmaSyncOp> mmas;
+  nest->walk([&](nvgpu::MmaSyncOp mma) { mmas.push_back(mma); });
+  MLIRContext *ctx = rewriter.getContext();
+  Type i32 = rewriter.getI32Type(), f32 = rewriter.getF32Type();
+  for (nvgpu::MmaSyncOp mma : mmas) {
+    rewriter.setInsertionPoint(mma);
+    Location loc = mma.getLoc();
+    auto pairs = [&](Value v) {
+      SmallVector<Value> regs;
+      for (int64_t i = 0, e = cast<VectorType>(v.getType()).getDimSize(0);
+           i < e; ++i)
+        regs.push_back(LLVM::BitcastOp::create(
+            rewriter, loc, i32,
+            vector::ExtractOp::create(rewriter, loc, v, ArrayRef<int64_t>{i})));
+      return regs;
+    };
+    SmallVector<Value> a = pairs(mma.getMatrixA());
+    SmallVector<Value> b = pairs(mma.getMatrixB());
+    SmallVector<Value> acc;
+    for (int64_t i = 0; i < 2; ++i)
+      for (int64_t j = 0; j < 2; ++j)
+        acc.push_back(vector::ExtractOp::create(rewriter, loc, mma.getMatrixC(),
+                                                ArrayRef<int64_t>{i, j}));
+    auto result = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+    auto op = NVVM::MmaOp::create(
+        rewriter, loc, result, a, b, acc, ArrayRef<int64_t>{16, 8, 16},
+        std::nullopt, std::nullopt,
+        std::array<NVVM::MMATypes, 2>{NVVM::MMATypes::bf16,
+                                      NVVM::MMATypes::bf16},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    SmallVector<Value> elems;
+    for (int64_t i = 0; i < 4; ++i)
+      elems.push_back(LLVM::ExtractValueOp::create(rewriter, loc, op,
+                                                   ArrayRef<int64_t>{i}));
+    rewriter.replaceOp(mma, vector::FromElementsOp::create(
+                                rewriter, loc, VectorType::get({2, 2}, f32),
+                                elems));
+  }
+}
+
 LogicalResult mlir::rpe::convertMarkedToTensorCores(RewriterBase &rewriter,
                                                     Operation *root) {
   SmallVector<Operation *> nests;
@@ -496,6 +607,9 @@ LogicalResult mlir::rpe::convertMarkedToTensorCores(RewriterBase &rewriter,
       nests.push_back(op);
   });
   for (Operation *nest : nests) {
+    FailureOr<bool> bf16 = readBF16AsF16(rewriter, nest);
+    if (failed(bf16))
+      return failure();
     RewritePatternSet prepare(root->getContext());
     vector::populateFoldArithExtensionPatterns(prepare);
     populatePrepareVectorToMMAPatterns(prepare, /*useNvGpu=*/true);
@@ -533,6 +647,8 @@ LogicalResult mlir::rpe::convertMarkedToTensorCores(RewriterBase &rewriter,
     if (left.wasInterrupted())
       return nest->emitError("rpe-gpu-tensor-cores: a vector.contract of the "
                              "mma nest did not become nvgpu.mma.sync");
+    if (*bf16)
+      useBF16Mma(rewriter, nest);
     nest->removeAttr(kMmaAttr);
   }
   return success();

@@ -83,6 +83,22 @@ LogicalResult launchToLoops(gpu::LaunchOp launch) {
         for (Operation &op : body.without_terminator())
           nb.clone(op, map);
       });
+  // Views of workgroup memory (memref.view / subview / cast of an
+  // attribution) now view host buffers: their results lose the address
+  // space too.
+  SmallVector<Value> views(buffers);
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (Operation *user : view.getUsers())
+      for (Value result : user->getResults())
+        if (auto type = dyn_cast<MemRefType>(result.getType()))
+          if (auto space = dyn_cast_or_null<gpu::AddressSpaceAttr>(
+                  type.getMemorySpace());
+              space && space.getValue() == gpu::AddressSpace::Workgroup) {
+            result.setType(hostType(type));
+            views.push_back(result);
+          }
+  }
   for (Value buffer : buffers)
     memref::DeallocOp::create(b, loc, buffer);
   launch.erase();

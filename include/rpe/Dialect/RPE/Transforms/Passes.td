@@ -435,6 +435,7 @@ def RPEGPUTensorCoresPass : Pass<"rpe-gpu-tensor-cores"> {
     "::mlir::gpu::GPUDialect", "::mlir::nvgpu::NVGPUDialect",
     "::mlir::vector::VectorDialect", "::mlir::memref::MemRefDialect",
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
   ];
 }
 
