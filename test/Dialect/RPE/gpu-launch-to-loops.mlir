@@ -53,3 +53,27 @@ func.func @wide(%n: index) {
   }
   return
 }
+
+// -----
+
+// Views of workgroup memory (a view of bytes, a subview of it) view the
+// host buffer: they lose the address space too.
+// CHECK-LABEL: func.func @views
+// CHECK: %[[WG:.*]] = memref.alloc() : memref<64xi8>
+// CHECK: %[[V:.*]] = memref.view %[[WG]][%{{.*}}][] : memref<64xi8> to memref<4x4xf32>
+// CHECK: %[[S:.*]] = memref.subview %[[V]][1, 0] [1, 4] [1, 1] : memref<4x4xf32> to memref<4xf32, strided<[1], offset: 4>>
+// CHECK: memref.store %{{.*}}, %[[S]][%{{.*}}] : memref<4xf32, strided<[1], offset: 4>>
+// CHECK-NOT: address_space
+func.func @views(%f: f32) {
+  %c1 = arith.constant 1 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1)
+      workgroup(%bytes : memref<64xi8, #gpu.address_space<workgroup>>) {
+    %c0 = arith.constant 0 : index
+    %v = memref.view %bytes[%c0][] : memref<64xi8, #gpu.address_space<workgroup>> to memref<4x4xf32, #gpu.address_space<workgroup>>
+    %s = memref.subview %v[1, 0] [1, 4] [1, 1] : memref<4x4xf32, #gpu.address_space<workgroup>> to memref<4xf32, strided<[1], offset: 4>, #gpu.address_space<workgroup>>
+    memref.store %f, %s[%c0] : memref<4xf32, strided<[1], offset: 4>, #gpu.address_space<workgroup>>
+    gpu.terminator
+  }
+  return
+}
