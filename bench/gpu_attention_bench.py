@@ -1,23 +1,28 @@
 #!/usr/bin/env python3
-"""GPU attention benchmark (issue 9): rpe's NVPTX kernel against torch on
+"""GPU attention benchmark (issue 9): rpe's NVPTX kernels against torch on
 the same GPU, in one run. Needs an NVIDIA GPU; torch comes from PyPI into
 the benchmark virtualenv (as for bench/cpu_attention_bench.py).
 
-    python3 bench/gpu_attention_bench.py [--lengths 1024,4096] [--repeats 7]
-        [--dtypes f32,f16] [--heads 8] [--head-dim 64]
+    python3 bench/gpu_attention_bench.py [--lengths 1024,...,16384]
+        [--dtypes bf16,f16] [--batch 4] [--heads 16] [--head-dims 64,128]
+        [--causal both|yes|no] [--repeats 7]
 
-For each dtype and length (B=1, T5 bias, 32 buckets, max distance 128,
-bidirectional, scale 1): rpe (`rpe.compile(target="cuda")`, torch tensors
-passed through __cuda_array_interface__, no copies), torch
+For each dtype, head dimension, causal flag and length (T5 bias, 32
+buckets, max distance 128, bidirectional, scale 1): rpe
+(`rpe.compile(target="cuda")`: f16 and bf16 take the tensor-core kernel;
+torch tensors passed through __cuda_array_interface__, no copies), torch
 `scaled_dot_product_attention` without a bias (its flash kernel) and with
-the float T5 bias materialized (1, H, L, L), and FlexAttention with a T5
-`score_mod` (torch.compile). Prints median times (ms), TFLOP/s (4·B·H·L²·D
-FLOPs), rpe's speed relative to each baseline, and rpe's largest error
-against SDPA with the bias. rpe's memory is the driver's (cuMemAlloc),
-not torch's allocator: peak memory is not compared here.
+the float T5 bias materialized (1, H, L, L) (plus the causal mask), and
+FlexAttention with a T5 `score_mod` that gathers a per-(head, distance)
+table (torch.compile; a causal block mask when causal). Prints median times
+(ms), TFLOP/s (4·B·H·L²·D FLOPs, halved when causal), rpe's speed relative
+to each baseline, and rpe's largest error against SDPA with the bias,
+relative to the output's largest magnitude. rpe's memory is the driver's
+(cuMemAlloc), not torch's allocator: peak memory is not compared here.
 """
 
 import argparse
+import math
 import os
 import statistics
 import sys
@@ -30,12 +35,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
 from cpu_attention_bench import ensure_torch  # noqa: E402
 
 
-def t5_bias_table(torch, table, length, device):
-    """(1, H, L, L) T5 bias, as transformers computes it (the reference)."""
-    import rpe.reference as ref
-    bias = ref.relative_bias(table.float().cpu().numpy(), length, length,
-                             ref.T5(32, 128, True))
-    return torch.as_tensor(bias, device=device)[None]
+def t5_bucket(torch, rel, num_buckets=32, max_distance=128):
+    """transformers' T5 `_relative_position_bucket` (bidirectional) on a
+    tensor of distances j - i."""
+    n = num_buckets // 2
+    ret = (rel > 0).long() * n
+    rel = rel.abs()
+    max_exact = n // 2
+    large = max_exact + (torch.log(rel.float().clamp(min=1) / max_exact)
+                         / math.log(max_distance / max_exact)
+                         * (n - max_exact)).long()
+    large = torch.clamp(large, max=n - 1)
+    return ret + torch.where(rel < max_exact, rel, large)
 
 
 def median_ms(torch, fn, repeats):
@@ -53,14 +64,16 @@ def median_ms(torch, fn, repeats):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--lengths", default="1024,2048,4096,8192")
-    parser.add_argument("--dtypes", default="f32,f16")
+    parser.add_argument("--lengths", default="1024,2048,4096,8192,16384")
+    parser.add_argument("--dtypes", default="bf16,f16")
     parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--heads", type=int, default=8)
-    parser.add_argument("--head-dim", type=int, default=64)
+    parser.add_argument("--batch", type=int, default=4)
+    parser.add_argument("--heads", type=int, default=16)
+    parser.add_argument("--head-dims", default="64,128")
+    parser.add_argument("--causal", choices=("both", "yes", "no"),
+                        default="both")
     args = parser.parse_args()
     ensure_torch()
-    import numpy as np
     import torch
     import torch.nn.functional as F
     import rpe
@@ -70,58 +83,93 @@ def main():
     major, minor = torch.cuda.get_device_capability()
     chip = "sm_%d%d" % (major, minor)
     dev = torch.device("cuda")
-    H, D = args.heads, args.head_dim
-    torch_dtype = {"f32": torch.float32, "f16": torch.float16}
+    B, H = args.batch, args.heads
+    torch_dtype = {"f32": torch.float32, "f16": torch.float16,
+                   "bf16": torch.bfloat16}
+    tolerance = {"f32": 1e-4, "f16": 1e-2, "bf16": 3e-2}
     try:
-        from torch.nn.attention.flex_attention import flex_attention
+        from torch.nn.attention.flex_attention import (create_block_mask,
+                                                       flex_attention)
         flex = torch.compile(flex_attention)
     except Exception:  # noqa: BLE001 - older torch
         flex = None
-    print("GPU: %s (%s), torch %s" % (torch.cuda.get_device_name(), chip,
-                                      torch.__version__))
-    print("| dtype | L | rpe ms | SDPA ms | SDPA+bias ms | Flex ms | rpe "
-          "TFLOP/s | rpe vs SDPA | vs SDPA+bias | vs Flex | max err |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("GPU: %s (%s), torch %s, B=%d, H=%d" % (
+        torch.cuda.get_device_name(), chip, torch.__version__, B, H))
+    print("| dtype | D | causal | L | rpe ms | SDPA ms | SDPA+bias ms | "
+          "Flex ms | rpe TFLOP/s | rpe vs SDPA | vs SDPA+bias | vs Flex | "
+          "rel err |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    causal_flags = {"both": (False, True), "yes": (True,), "no": (False,)}
+    failures = []
     for elem in args.dtypes.split(","):
         dt = torch_dtype[elem]
-        text = ir.t5_attention(batch=1, heads=H, lq=None, lk=None,
-                               head_dim=D, elem=elem)
-        mod = rpe.compile(text, target="cuda", chip=chip)
-        fn = getattr(mod, text.func_name)
-        for length in map(int, args.lengths.split(",")):
-            gen = torch.Generator(device=dev).manual_seed(length)
-            q, k, v = (torch.randn(1, H, length, D, device=dev, dtype=dt,
-                                   generator=gen) for _ in range(3))
-            table = torch.randn(32, H, device=dev, dtype=dt, generator=gen)
-            bias = t5_bias_table(torch, table, length, dev).to(dt)
-            out = torch.as_tensor(fn(q, k, v, table), device=dev)
-            want = F.scaled_dot_product_attention(q, k, v, attn_mask=bias,
-                                                  scale=1.0)
-            err = (out.float() - want.float()).abs().max().item()
-            t_rpe = median_ms(torch, lambda: fn(q, k, v, table), args.repeats)
-            t_sdpa = median_ms(torch, lambda: F.scaled_dot_product_attention(
-                q, k, v, scale=1.0), args.repeats)
-            t_mask = median_ms(torch, lambda: F.scaled_dot_product_attention(
-                q, k, v, attn_mask=bias, scale=1.0), args.repeats)
-            t_flex = float("nan")
-            if flex is not None:
-                diag = bias[0]
-
-                def score_mod(score, b, h, qi, kj):
-                    return score + diag[h, qi, kj]
-                try:
-                    t_flex = median_ms(torch, lambda: flex(
-                        q, k, v, score_mod=score_mod, scale=1.0), args.repeats)
-                except Exception as e:  # noqa: BLE001
-                    print("FlexAttention failed: %s" % e, file=sys.stderr)
-            tflops = 4.0 * H * length * length * D / (t_rpe * 1e-3) / 1e12
-            print("| %s | %d | %.3f | %.3f | %.3f | %.3f | %.2f | %.2fx | "
-                  "%.2fx | %.2fx | %.2e |" % (
-                      elem, length, t_rpe, t_sdpa, t_mask, t_flex, tflops,
-                      t_sdpa / t_rpe, t_mask / t_rpe, t_flex / t_rpe, err))
-            del out, want, bias
-            np.testing.assert_allclose(err, 0, atol=1e-2 if elem == "f16"
-                                       else 1e-3)
+        for D in map(int, args.head_dims.split(",")):
+            for causal in causal_flags[args.causal]:
+                text = ir.t5_attention(batch=B, heads=H, lq=None, lk=None,
+                                       head_dim=D, causal=causal, elem=elem)
+                mod = rpe.compile(text, target="cuda", chip=chip)
+                fn = getattr(mod, text.func_name)
+                for length in map(int, args.lengths.split(",")):
+                    gen = torch.Generator(device=dev).manual_seed(length)
+                    q, k, v = (torch.randn(B, H, length, D, device=dev,
+                                           dtype=dt, generator=gen) * 0.5
+                               for _ in range(3))
+                    table = torch.randn(32, H, device=dev, dtype=dt,
+                                        generator=gen)
+                    pos = torch.arange(length, device=dev)
+                    dist = torch.arange(-(length - 1), length, device=dev)
+                    rel = table[t5_bucket(torch, dist)].t().contiguous()
+                    shift = length - 1
+                    bias = rel[:, pos[None, :] - pos[:, None] + shift]
+                    if causal:
+                        bias = bias.masked_fill(
+                            pos[None, :] > pos[:, None], float("-inf"))
+                    bias = bias.unsqueeze(0)
+                    out = torch.as_tensor(fn(q, k, v, table), device=dev)
+                    want = F.scaled_dot_product_attention(
+                        q, k, v, attn_mask=bias, scale=1.0)
+                    err = ((out.float() - want.float()).abs().max()
+                           / want.float().abs().max()).item()
+                    del out
+                    t_rpe = median_ms(torch, lambda: fn(q, k, v, table),
+                                      args.repeats)
+                    t_sdpa = median_ms(torch, lambda: F.scaled_dot_product_attention(
+                        q, k, v, is_causal=causal, scale=1.0), args.repeats)
+                    t_mask = median_ms(torch, lambda: F.scaled_dot_product_attention(
+                        q, k, v, attn_mask=bias, scale=1.0), args.repeats)
+                    bias = want = None
+                    t_flex = float("nan")
+                    if flex is not None:
+                        def score_mod(score, b, h, q_idx, kv_idx):
+                            return score + rel[h, kv_idx - q_idx + shift]
+                        block_mask = None
+                        if causal:
+                            block_mask = create_block_mask(
+                                lambda b, h, qi, kj: qi >= kj, None, None,
+                                length, length, device=dev)
+                        try:
+                            t_flex = median_ms(torch, lambda: flex(
+                                q, k, v, score_mod=score_mod,
+                                block_mask=block_mask, scale=1.0),
+                                args.repeats)
+                        except Exception as e:  # noqa: BLE001
+                            print("FlexAttention failed: %s" % e,
+                                  file=sys.stderr)
+                    flops = 4.0 * B * H * length * length * D
+                    if causal:
+                        flops /= 2
+                    print("| %s | %d | %s | %d | %.3f | %.3f | %.3f | %.3f | "
+                          "%.1f | %.2fx | %.2fx | %.2fx | %.1e |" % (
+                              elem, D, "yes" if causal else "no", length,
+                              t_rpe, t_sdpa, t_mask, t_flex,
+                              flops / (t_rpe * 1e-3) / 1e12, t_sdpa / t_rpe,
+                              t_mask / t_rpe, t_flex / t_rpe, err),
+                          flush=True)
+                    if not err <= tolerance[elem]:
+                        failures.append((elem, D, causal, length, err))
+    if failures:
+        sys.exit("gpu_attention_bench: rpe differs from SDPA beyond the "
+                 "tolerance: %s" % failures)
 
 
 if __name__ == "__main__":
