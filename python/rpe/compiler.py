@@ -625,8 +625,9 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     ``target="cuda"`` (or "nvptx") compiles for an NVIDIA GPU of
     architecture ``chip``; ``target="nvptx-emulated"`` runs the GPU kernels
     on the CPU, one thread per block. ``tensor_cores`` (GPU targets): f16
-    attention with head dimensions that are multiples of 16 (D) and 8 (Dv)
-    runs on tensor cores (mma.sync); False keeps the SIMT kernel."""
+    and bf16 attention with head dimensions that are multiples of 16 (D)
+    and 8 (Dv) runs on tensor cores (mma.sync); False keeps the SIMT
+    kernel."""
     if not isinstance(mlir_text, str):
         raise TypeError("rpe.compile expects MLIR text (str), got %s"
                         % type(mlir_text).__name__)
