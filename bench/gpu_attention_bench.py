@@ -72,7 +72,23 @@ def main():
     parser.add_argument("--head-dims", default="64,128")
     parser.add_argument("--causal", choices=("both", "yes", "no"),
                         default="both")
+    parser.add_argument("--compile-only", metavar="CHIP",
+                        help="only compile rpe's modules for CHIP (no GPU, "
+                        "no torch): fills $RPE_MODULE_CACHE for a machine "
+                        "without the compiler (scripts/gpu-bundle.sh)")
     args = parser.parse_args()
+    causal_flags = {"both": (False, True), "yes": (True,), "no": (False,)}
+    if args.compile_only:
+        import rpe
+        from rpe import ir
+        for elem in args.dtypes.split(","):
+            for D in map(int, args.head_dims.split(",")):
+                for causal in causal_flags[args.causal]:
+                    rpe.compile(ir.t5_attention(
+                        batch=args.batch, heads=args.heads, lq=None, lk=None,
+                        head_dim=D, causal=causal, elem=elem),
+                        target="cuda", chip=args.compile_only)
+        return
     ensure_torch()
     import torch
     import torch.nn.functional as F
@@ -99,7 +115,6 @@ def main():
           "Flex ms | rpe TFLOP/s | rpe vs SDPA | vs SDPA+bias | vs Flex | "
           "rel err |")
     print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    causal_flags = {"both": (False, True), "yes": (True,), "no": (False,)}
     failures = []
     for elem in args.dtypes.split(","):
         dt = torch_dtype[elem]

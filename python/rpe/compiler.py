@@ -462,8 +462,8 @@ class _CudaRuntime:
     _instance = None
 
     def __init__(self):
-        path = os.path.join(os.path.dirname(_capi.library_path()),
-                            "librpe_cuda_runtime.so")
+        path = os.environ.get("RPE_CUDA_RUNTIME") or os.path.join(
+            os.path.dirname(_capi.library_path()), "librpe_cuda_runtime.so")
         lib = ctypes.CDLL(path)
         lib.rpeCudaGetLastError.restype = ctypes.c_char_p
         lib.rpeCudaDeviceCount.restype = ctypes.c_int
@@ -611,6 +611,51 @@ class Module:
             f.signature() for f in self.functions.values())
 
 
+class _ModuleCache:
+    """Compiled GPU modules kept by a hash of their text and options
+    ($RPE_MODULE_CACHE), so that a machine without the compiler (a bare GPU
+    machine: no LLVM, no librpe-c.so) runs modules compiled elsewhere.
+    With $RPE_MODULE_CACHE_RECORD=1, compile() stores what it compiles;
+    otherwise it only loads (a miss compiles as usual). Only the GPU
+    targets: their host code is generic x86-64, where CPU modules are
+    compiled for the host's own vector width."""
+
+    def __init__(self, directory, record):
+        self.directory, self.record = directory, record
+
+    @classmethod
+    def for_target(cls, target, output):
+        directory = os.environ.get("RPE_MODULE_CACHE")
+        if not directory or output is not None or target not in ("cuda",
+                                                                 "nvptx"):
+            return None
+        return cls(directory, os.environ.get("RPE_MODULE_CACHE_RECORD") == "1")
+
+    @staticmethod
+    def key(text, name, **options):
+        import hashlib
+        blob = json.dumps([text, name, options], sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+    def _paths(self, key):
+        base = os.path.join(self.directory, key)
+        return base + ".so", base + ".json"
+
+    def load(self, key):
+        library, meta = self._paths(key)
+        if not (os.path.exists(library) and os.path.exists(meta)):
+            return None
+        with open(meta) as f:
+            return library, json.load(f)["functions"]
+
+    def store(self, key, library, functions):
+        os.makedirs(self.directory, exist_ok=True)
+        target, meta = self._paths(key)
+        shutil.copyfile(library, target)
+        with open(meta, "w") as f:
+            json.dump({"functions": functions}, f)
+
+
 def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
             name="<rpe.compile>", output=None, num_threads=0, reference=False,
             tile_q=64, tile_k=64, chip="sm_80", tensor_cores=True):
@@ -631,6 +676,17 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     if not isinstance(mlir_text, str):
         raise TypeError("rpe.compile expects MLIR text (str), got %s"
                         % type(mlir_text).__name__)
+    device = target in ("cuda", "nvptx")
+    cache = _ModuleCache.for_target(target, output)
+    key = None
+    if cache:
+        key = cache.key(mlir_text, name, target=target, opt_level=opt_level,
+                        cpu=cpu, num_threads=num_threads, reference=reference,
+                        tile_q=tile_q, tile_k=tile_k, chip=chip,
+                        tensor_cores=tensor_cores)
+        hit = cache.load(key)
+        if hit:
+            return Module(hit[0], hit[1], None, device=device)
     comp = _capi.compiler()
     ok, description, diagnostics = comp.describe(mlir_text, name)
     if not ok:
@@ -640,7 +696,6 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     if output is None:
         workdir = tempfile.mkdtemp(prefix="rpe-")
         output = os.path.join(workdir, "module.so")
-    device = target in ("cuda", "nvptx")
     ok, diagnostics = comp.compile(mlir_text, name, output, emit="shared",
                                    target="nvptx" if device else target,
                                    opt_level=opt_level, cpu=cpu,
@@ -652,6 +707,8 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
         if workdir:
             shutil.rmtree(workdir, True)
         raise CompileError(diagnostics)
+    if cache and cache.record:
+        cache.store(key, output, functions)
     try:
         return Module(output, functions, workdir, device=device)
     except BaseException:

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Prepares, on a machine with the compiler, what the GPU checks need on a
+# bare GPU machine (no LLVM, no network: scripts/gpu-run.sh there):
+# .gpu-bundle/ (git-ignored) with librpe_cuda_runtime.so and every module
+# the GPU differential suite and bench/gpu_attention_bench.py compile, for
+# CHIP (default sm_90), kept by rpe.compile's module cache
+# ($RPE_MODULE_CACHE). Needs ./scripts/build.sh first and the CUDA toolkit
+# (ptxas), not a GPU. Prints the bundle's size: the device tool carries at
+# most 64 MiB with the working tree.
+#   scripts/gpu-bundle.sh [CHIP]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+CHIP=${1:-sm_90}
+BUILD_DIR=${BUILD_DIR:-build}
+BUNDLE=$PWD/.gpu-bundle
+rm -rf "$BUNDLE"
+mkdir -p "$BUNDLE/modules"
+cp "$BUILD_DIR/lib/librpe_cuda_runtime.so" "$BUNDLE/" || exit 1
+echo "$CHIP" > "$BUNDLE/chip"
+export RPE_BUILD_DIR=$PWD/$BUILD_DIR PYTHONPATH=$PWD/python \
+  RPE_MODULE_CACHE=$BUNDLE/modules RPE_MODULE_CACHE_RECORD=1
+# The suite's cuda configurations compile here and then fail to run (no
+# GPU): only compile errors count.
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+RPE_TEST_CUDA=1 RPE_TEST_CUDA_CHIP=$CHIP /usr/bin/python3 -m pytest -q \
+  -p no:cacheprovider -n "$(nproc)" python/tests/test_differential.py \
+  -k cuda > "$log" 2>&1
+if grep -q "CompileError" "$log"; then
+  grep -m 5 "CompileError" "$log" >&2
+  echo "gpu-bundle: some modules did not compile for $CHIP" >&2
+  exit 1
+fi
+/usr/bin/python3 bench/gpu_attention_bench.py --compile-only "$CHIP" || exit 1
+echo "gpu-bundle: $(ls "$BUNDLE/modules" | grep -c '\.so$') modules for $CHIP," \
+  "$(du -sh "$BUNDLE" | cut -f1) in $BUNDLE"

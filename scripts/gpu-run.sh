@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The GPU checks on a bare machine with an NVIDIA GPU, from what
+# scripts/gpu-bundle.sh prepared elsewhere (.gpu-bundle/: the CUDA runtime
+# and the compiled modules; no compiler here): the differential suite's
+# cuda configurations against the NumPy reference, then
+# bench/gpu_attention_bench.py (needs torch). Logs go to $OUT (or
+# ./gpu-out). Ends with "N passed, N failed" of the suite.
+#   scripts/gpu-run.sh [BENCH ARGS...]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUNDLE=$PWD/.gpu-bundle
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+[[ -f $BUNDLE/chip ]] || { echo "gpu-run: no $BUNDLE (run scripts/gpu-bundle.sh first)" >&2; exit 1; }
+CHIP=$(cat "$BUNDLE/chip")
+nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
+export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
+  RPE_MODULE_CACHE=$BUNDLE/modules RPE_CUDA_RUNTIME=$BUNDLE/librpe_cuda_runtime.so \
+  RPE_TEST_CUDA=1 RPE_TEST_CUDA_CHIP=$CHIP RPE_DIFF_SKIP_PATHS=fused,tiles5x7,reference,gpu
+python3 -m pytest -q -p no:cacheprovider -n "${RPE_TEST_JOBS:-8}" \
+  python/tests/test_differential.py -k cuda 2>&1 | tee "$OUT/test.log"
+python3 bench/gpu_attention_bench.py "$@" 2>&1 | tee "$OUT/bench.log"
+last=$(grep -E "[0-9]+ (passed|failed)" "$OUT/test.log" | tail -n 1)
+passed=$(grep -oE "[0-9]+ passed" <<< "$last" | grep -oE "[0-9]+" || echo 0)
+failed=$(grep -oE "[0-9]+ (failed|errors?)" <<< "$last" | grep -oE "^[0-9]+" | paste -sd+ | bc 2>/dev/null)
+echo "${passed:-0} passed, ${failed:-0} failed"
