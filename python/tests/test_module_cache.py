@@ -1,0 +1,68 @@
+"""rpe.compile's module cache ($RPE_MODULE_CACHE): GPU modules compiled on a
+machine with the compiler load on one without it (scripts/gpu-bundle.sh /
+gpu-run.sh)."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from rpe import _capi, ir
+
+HAVE_TOOLKIT = (os.path.exists("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc")
+                or bool(os.environ.get("CUDA_ROOT")))
+PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(code, **env):
+    """`code` in a fresh interpreter with `env` added; (rc, out, err)."""
+    full = dict(os.environ, ASAN_OPTIONS="detect_leaks=0",
+                PYTHONPATH=PYTHON_DIR, **env)
+    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)],
+                            capture_output=True, text=True, env=full)
+    return result.returncode, result.stdout, result.stderr
+
+
+COMPILE = """
+import rpe
+mod = rpe.compile(%r, target=%r, chip="sm_90")
+print("functions", sorted(mod.functions))
+"""
+
+
+@pytest.mark.skipif(not HAVE_TOOLKIT, reason="needs the CUDA toolkit")
+def test_recorded_gpu_modules_load_without_the_compiler(tmp_path):
+    cache = str(tmp_path / "modules")
+    text = ir.t5_attention(batch=1, heads=2, lq=None, lk=None, head_dim=16,
+                           elem="f16", name="t5")
+    rc, out, err = run(COMPILE % (text, "cuda"), RPE_MODULE_CACHE=cache,
+                       RPE_MODULE_CACHE_RECORD="1")
+    assert rc == 0, err
+    assert sorted(os.listdir(cache))[0].endswith(".json")
+    assert len(os.listdir(cache)) == 2
+    # Without librpe-c.so (the runtime named on its own): the recorded
+    # module loads from the cache ...
+    runtime = os.path.join(os.path.dirname(_capi.library_path()),
+                           "librpe_cuda_runtime.so")
+    bare = dict(RPE_MODULE_CACHE=cache, RPE_LIBRARY="/nonexistent/librpe-c.so",
+                RPE_CUDA_RUNTIME=runtime)
+    rc, out, err = run(COMPILE % (text, "cuda"), **bare)
+    assert rc == 0, err
+    assert "functions ['t5']" in out
+    # ... other text, options or targets are misses that need the compiler.
+    for source, target in ((text.replace("t5", "t6"), "cuda"),
+                           (text, "nvptx-emulated")):
+        rc, out, err = run(COMPILE % (source, target), **bare)
+        assert rc != 0 and "nonexistent/librpe-c.so" in err, (rc, err)
+    assert len(os.listdir(cache)) == 2
+
+
+def test_cpu_modules_are_never_cached(tmp_path):
+    cache = str(tmp_path / "modules")
+    text = ir.t5_attention(batch=1, heads=2, lq=4, lk=4, head_dim=8, name="t5")
+    rc, out, err = run(COMPILE % (text, "cpu"), RPE_MODULE_CACHE=cache,
+                       RPE_MODULE_CACHE_RECORD="1")
+    assert rc == 0, err
+    assert not os.path.exists(cache)
