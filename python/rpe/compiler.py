@@ -18,6 +18,7 @@ installed to compile). Calls take and return NumPy arrays as above: the
 arrays are copied to device memory, the results copied back. Without a GPU
 (or driver) a call raises RuntimeError with the runtime's reason. Arguments
 may instead be device arrays: objects with ``__cuda_array_interface__``
+or a DLPack export in CUDA memory
 (torch and cupy tensors, or rpe.DeviceArray) are passed without a copy; a
 call with any device argument returns its results as rpe.DeviceArray
 (device memory, ``__cuda_array_interface__`` for torch.as_tensor /
@@ -272,15 +273,20 @@ class Function:
             outputs.append(self._to_numpy(t, field, owner=owner))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def _device_descriptor(self, index, t, value, keep):
-        """A memref descriptor of a device array argument (no copy)."""
+    def _device_descriptor(self, index, t, value, iface, keep):
+        """A memref descriptor of a device array argument (no copy), from
+        its array interface `iface`."""
         where = "%s: argument %d (%s)" % (self.name, index, t)
-        iface = _device_interface(value)
         shape = tuple(iface["shape"])
-        if t.element not in _TYPESTR or \
-                np.dtype(iface["typestr"]) != np.dtype(_TYPESTR[t.element]):
-            raise TypeError("%s expects a device array of %s, got typestr %s"
-                            % (where, t.element, iface["typestr"]))
+        element = iface.get("element")  # DLPack
+        if element is None:
+            element = next((e for e, s in _TYPESTR.items()
+                            if np.dtype(s) == np.dtype(iface["typestr"])),
+                           None)
+        if element != t.element:
+            raise TypeError("%s expects a device array of %s, got %s"
+                            % (where, t.element,
+                               element or "typestr " + iface["typestr"]))
         if len(shape) != len(t.shape):
             raise ValueError("%s expects rank %d, got a device array of "
                              "shape %s" % (where, len(t.shape), shape))
@@ -288,7 +294,7 @@ class Function:
             if want is not None and want != got:
                 raise ValueError("%s expects size %d in dimension %d, got "
                                  "shape %s" % (where, want, dim, shape))
-        itemsize = np.dtype(iface["typestr"]).itemsize
+        itemsize = iface.get("itemsize") or np.dtype(iface["typestr"]).itemsize
         dense = tuple(int(np.prod(shape[d + 1:])) * itemsize
                       for d in range(len(shape)))
         strides = iface.get("strides")
@@ -306,6 +312,7 @@ class Function:
             desc.sizes[d] = shape[d]
             desc.strides[d] = dense[d] // itemsize
         keep.append(value)
+        keep.append(iface)  # a DLPack capsule lives until the call is done
         keep.append(desc)
         return ctypes.addressof(desc)
 
@@ -320,11 +327,15 @@ class Function:
             raise RuntimeError("%s needs a CUDA GPU; none was found"
                                % self.name)
         keep, copies, c_args = [], [], []
-        on_device = any(_device_interface(a) is not None for a in args)
+        # Each argument's interface once (a DLPack export each time).
+        ifaces = [_device_interface(a) if t.kind == "tensor" else None
+                  for t, a in zip(self.arguments, args)]
+        on_device = any(iface is not None for iface in ifaces)
         try:
             for i, (t, value) in enumerate(zip(self.arguments, args)):
-                if t.kind == "tensor" and _device_interface(value) is not None:
-                    c_args.append(self._device_descriptor(i, t, value, keep))
+                if ifaces[i] is not None:
+                    c_args.append(self._device_descriptor(i, t, value,
+                                                          ifaces[i], keep))
                     continue
                 c_args.append(self._convert_argument(i, t, value, keep))
                 if t.kind != "tensor":
@@ -556,11 +567,82 @@ class DeviceArray:
 
 
 def _device_interface(value):
-    """The __cuda_array_interface__ of `value`, or None."""
+    """The __cuda_array_interface__ of `value`, or the same dictionary read
+    from its DLPack capsule (CUDA memory: torch's bf16 tensors, which have
+    no array-interface typestr, JAX arrays), or None."""
     try:
         return getattr(value, "__cuda_array_interface__")
-    except AttributeError:
+    except (AttributeError, TypeError):  # torch bf16: TypeError
+        pass
+    return _dlpack_interface(value)
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8),
+                ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice),
+                ("ndim", ctypes.c_int32), ("dtype", _DLDataType),
+                ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+# DLPack device types of CUDA memory (kDLCUDA, kDLCUDAManaged) and element
+# types ((code, bits) -> rpe element: kDLInt 0, kDLUInt 1, kDLFloat 2,
+# kDLBfloat 4, kDLBool 6).
+_DL_CUDA = (2, 13)
+_DL_ELEMENTS = {(2, 32): "f32", (2, 16): "f16", (2, 64): "f64",
+                (4, 16): "bf16", (0, 8): "i8", (0, 16): "i16", (0, 32): "i32",
+                (0, 64): "i64", (6, 8): "i1", (1, 8): "i1"}
+_pythonapi = ctypes.pythonapi
+_pythonapi.PyCapsule_IsValid.restype = ctypes.c_int
+_pythonapi.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _dlpack_interface(value):
+    """An array-interface dictionary for a DLPack producer in CUDA memory
+    (None for other objects). The capsule is kept in the dictionary: it is
+    not consumed, so the producer's deleter runs when it goes, after the
+    call."""
+    device = getattr(value, "__dlpack_device__", None)
+    if device is None or not hasattr(value, "__dlpack__"):
         return None
+    device_type = int(device()[0])
+    if device_type not in _DL_CUDA:
+        return None
+    capsule = value.__dlpack__()
+    if not _pythonapi.PyCapsule_IsValid(capsule, b"dltensor"):
+        raise TypeError("rpe: a DLPack capsule named 'dltensor' was expected "
+                        "(unversioned DLPack)")
+    # DLManagedTensor starts with its DLTensor.
+    tensor = _DLTensor.from_address(
+        _pythonapi.PyCapsule_GetPointer(capsule, b"dltensor"))
+    code = (tensor.dtype.code, tensor.dtype.bits)
+    element = _DL_ELEMENTS.get(code) if tensor.dtype.lanes == 1 else None
+    if element is None:
+        raise TypeError("rpe: unsupported DLPack element type (code %d, %d "
+                        "bits, %d lanes)" % (code[0], code[1],
+                                             tensor.dtype.lanes))
+    itemsize = max(1, tensor.dtype.bits // 8)
+    shape = tuple(tensor.shape[d] for d in range(tensor.ndim))
+    strides = None
+    if tensor.strides:
+        strides = tuple(tensor.strides[d] * itemsize
+                        for d in range(tensor.ndim))
+    return {"shape": shape, "element": element, "itemsize": itemsize,
+            "typestr": _TYPESTR.get(element, "|V%d" % itemsize),
+            "strides": strides,
+            "data": ((tensor.data or 0) + tensor.byte_offset, False),
+            "version": 3, "capsule": capsule}
 
 
 class _Buffer:

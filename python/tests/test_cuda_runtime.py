@@ -178,17 +178,19 @@ class _HostAsDevice:
         self.lib = Lib()
 
 
-def _device_module(monkeypatch):
-    """The T5 example as a target="cuda" Module whose "device" is host
-    memory (its kernels compiled for nvptx-emulated), and the fake runtime."""
+def _device_module(monkeypatch, text=None):
+    """The T5 example (or `text`) as a target="cuda" Module whose "device"
+    is host memory (its kernels compiled for nvptx-emulated), and the fake
+    runtime."""
     import rpe
     from rpe import compiler
     fake = _HostAsDevice()
     runtime = compiler._CudaRuntime.__new__(compiler._CudaRuntime)
     runtime.lib = fake.lib
     monkeypatch.setattr(compiler._CudaRuntime, "_instance", runtime)
-    text = open(os.path.join(ROOT, "examples", "t5-attention",
-                             "t5_attention.mlir")).read()
+    if text is None:
+        text = open(os.path.join(ROOT, "examples", "t5-attention",
+                                 "t5_attention.mlir")).read()
     emulated = rpe.compile(text, target="nvptx-emulated")
     mod = compiler.Module(emulated._library._name, [
         {"name": f.name,
@@ -292,3 +294,86 @@ def test_bad_device_arrays(monkeypatch):
     with pytest.raises(ValueError, match="must be C-contiguous"):
         mod.t5_attention(_FakeDeviceTensor(q, strides=(4, 4, 4, 4)), q, q,
                          table)
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_DLTENSOR = b"dltensor"
+
+
+class _FakeDLPackTensor:
+    """A "device" tensor (host memory here) seen only through DLPack, with
+    device type `device_type` (2: CUDA) and DLPack dtype (code, bits), as
+    torch's bf16 CUDA tensors and JAX arrays are."""
+
+    def __init__(self, array, code, bits, device_type=2):
+        from rpe import compiler
+        self.array = np.ascontiguousarray(array)
+        self.device_type = device_type
+        shape = (ctypes.c_int64 * self.array.ndim)(*self.array.shape)
+        tensor = compiler._DLTensor(
+            self.array.ctypes.data, compiler._DLDevice(device_type, 0),
+            self.array.ndim, compiler._DLDataType(code, bits, 1),
+            ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64)), None, 0)
+        self._keep = (shape, tensor)
+        self.exported = 0
+
+    def __dlpack_device__(self):
+        return (self.device_type, 0)
+
+    def __dlpack__(self, stream=None):
+        self.exported += 1
+        new = ctypes.pythonapi.PyCapsule_New
+        new.restype = ctypes.py_object
+        new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return new(ctypes.addressof(self._keep[1]), _DLTENSOR, None)
+
+
+def test_dlpack_device_arrays(monkeypatch):
+    """DLPack producers in CUDA memory pass without copies: f32 and bf16
+    (which __cuda_array_interface__ cannot describe); a producer in CPU
+    memory is a host array; an unknown element type is refused."""
+    import rpe
+    from rpe import ir
+    from rpe import reference as ref
+    rng = np.random.default_rng(11)
+    L = 9
+    q, k, v = (rng.standard_normal((1, 2, L, 16)).astype(np.float32)
+               for _ in range(3))
+    want = ref.attention(q, k, v, causal=True)
+    mod, fake = _device_module(monkeypatch, ir.attention(
+        (1, 2, None, 16), (1, 2, None, 16), (1, 2, None, 16), causal=True,
+        name="attn"))
+    args = [_FakeDLPackTensor(a, 2, 32) for a in (q, k, v)]
+    out = mod.attn(*args)
+    assert isinstance(out, rpe.DeviceArray)
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=2e-5)
+    assert [a.exported for a in args] == [1, 1, 1]
+    assert not fake.live  # nothing was copied to the "device"
+    # A DLPack producer in CPU memory (device type 1) is a host array.
+    host = [_FakeDLPackTensor(a, 2, 32, device_type=1) for a in (q, k, v)]
+    with pytest.raises(Exception):
+        mod.attn(*host)  # not a NumPy array either: refused as a host value
+    assert [a.exported for a in host] == [0, 0, 0]
+    with pytest.raises(TypeError, match="unsupported DLPack element type"):
+        mod.attn(_FakeDLPackTensor(q, 5, 64), *args[1:])  # complex
+    with pytest.raises(TypeError, match="expects a device array of f32, got f16"):
+        mod.attn(_FakeDLPackTensor(q.astype(np.float16), 2, 16), *args[1:])
+
+    # bf16: the bits of bf16 values (exactly representable inputs).
+    def bf16_bits(a):
+        return (a.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+    qb, kb, vb = ((bf16_bits(a).astype(np.uint32) << 16).view(np.float32)
+                  for a in (q, k, v))
+    bmod, _ = _device_module(monkeypatch, ir.attention(
+        (1, 2, None, 16), (1, 2, None, 16), (1, 2, None, 16), causal=True,
+        elem="bf16", name="attn"))
+    out = bmod.attn(*[_FakeDLPackTensor(bf16_bits(a), 4, 16)
+                      for a in (qb, kb, vb)])
+    # bf16 results come back as float32 host copies.
+    assert isinstance(out, np.ndarray) and out.dtype == np.float32
+    np.testing.assert_allclose(out, ref.attention(qb, kb, vb, causal=True),
+                               rtol=1e-2, atol=1e-2)
