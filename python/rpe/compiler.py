@@ -369,7 +369,7 @@ class Function:
                     continue
                 address = ctypes.cast(field.allocated, ctypes.c_void_p).value
                 fresh = address and address not in inputs
-                if on_device and fresh and t.element != "bf16":
+                if on_device and fresh:
                     outputs.append(self._device_array(cuda, t, field, address,
                                                       owners))
                     continue
@@ -393,8 +393,10 @@ class Function:
             + desc.offset * dtype.itemsize
         owner = owners.get(address)
         if owner is None:
-            owner = owners[address] = DeviceArray(address, (0,), dtype, cuda)
-        return DeviceArray(base, shape, dtype, cuda, owner=owner)
+            owner = owners[address] = DeviceArray(address, (0,), dtype, cuda,
+                                                  element=t.element)
+        return DeviceArray(base, shape, dtype, cuda, owner=owner,
+                           element=t.element)
 
     @staticmethod
     def _layout(t, desc):
@@ -529,12 +531,19 @@ _TYPESTR = {"f32": "<f4", "f16": "<f2", "f64": "<f8", "i8": "|i1",
 
 class DeviceArray:
     """A result in device memory (target="cuda" calls with device
-    arguments). Exposes ``__cuda_array_interface__`` (version 3); the memory
-    is freed when the last reference goes."""
+    arguments). Exposes ``__cuda_array_interface__`` (version 3; not for
+    bf16, which it cannot describe) and DLPack (``__dlpack__``, e.g.
+    ``torch.from_dlpack``); the memory is freed when the last reference
+    (a DLPack consumer's too) goes. ``element`` is rpe's element type;
+    ``dtype`` the NumPy one (uint16 bits for bf16)."""
 
-    def __init__(self, address, shape, dtype, runtime, owner=None):
+    def __init__(self, address, shape, dtype, runtime, owner=None,
+                 element=None):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
+        self.element = element or next(
+            (e for e, s in _TYPESTR.items() if np.dtype(s) == self.dtype),
+            None)
         self._address = address
         self._runtime = runtime
         self._owner = owner
@@ -548,14 +557,26 @@ class DeviceArray:
 
     @property
     def __cuda_array_interface__(self):
+        if self.element == "bf16":
+            raise TypeError("bf16 has no __cuda_array_interface__ typestr: "
+                            "use DLPack (torch.from_dlpack)")
         return {"shape": self.shape, "typestr": self.dtype.str,
                 "data": (self._address or 0, False), "strides": None,
                 "version": 3}
 
+    def __dlpack_device__(self):
+        return (2, 0)  # kDLCUDA, the runtime's device
+
+    def __dlpack__(self, stream=None, **kwargs):
+        """An unversioned DLPack capsule ("dltensor") of this array. The
+        runtime's calls are synchronous, so no stream needs to wait."""
+        return _dlpack_export(self)
+
     def numpy(self):
-        """A host copy."""
+        """A host copy (float32 for bf16)."""
         out = np.empty(self.shape, dtype=self.dtype)
-        return self._runtime.to_host(self._address, out.nbytes, out)
+        out = self._runtime.to_host(self._address, out.nbytes, out)
+        return _from_bf16_bits(out) if self.element == "bf16" else out
 
     def __array__(self, dtype=None, copy=None):
         out = self.numpy()
@@ -601,11 +622,68 @@ _DL_CUDA = (2, 13)
 _DL_ELEMENTS = {(2, 32): "f32", (2, 16): "f16", (2, 64): "f64",
                 (4, 16): "bf16", (0, 8): "i8", (0, 16): "i16", (0, 32): "i32",
                 (0, 64): "i64", (6, 8): "i1", (1, 8): "i1"}
-_pythonapi = ctypes.pythonapi
-_pythonapi.PyCapsule_IsValid.restype = ctypes.c_int
-_pythonapi.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_pythonapi.PyCapsule_GetPointer.restype = ctypes.c_void_p
-_pythonapi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+# The capsule functions with prototypes of our own (ctypes.pythonapi's are
+# shared with every other user): on objects, and on raw pointers (a
+# capsule's destructor must not take references to the dying capsule).
+_capsule_is_valid = ctypes.PYFUNCTYPE(
+    ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_IsValid", ctypes.pythonapi))
+_capsule_pointer = ctypes.PYFUNCTYPE(
+    ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+        ("PyCapsule_GetPointer", ctypes.pythonapi))
+_raw_capsule_is_valid = ctypes.PYFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
+        ("PyCapsule_IsValid", ctypes.pythonapi))
+_raw_capsule_pointer = ctypes.PYFUNCTYPE(
+    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+        ("PyCapsule_GetPointer", ctypes.pythonapi))
+
+
+class _DLManagedTensor(ctypes.Structure):
+    pass
+
+
+_DL_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensor))
+_DLManagedTensor._fields_ = [("dl_tensor", _DLTensor),
+                             ("manager_ctx", ctypes.c_void_p),
+                             ("deleter", _DL_DELETER)]
+_DL_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_DL_CODES = {e: c for c, e in _DL_ELEMENTS.items() if c != (1, 8)}
+# Exports alive: address of the DLManagedTensor -> what it keeps (the
+# structure, its shape, the DeviceArray owning the memory).
+_dl_exports = {}
+
+
+@_DL_DELETER
+def _dl_delete(managed):
+    _dl_exports.pop(ctypes.addressof(managed.contents), None)
+
+
+@_DL_CAPSULE_DESTRUCTOR
+def _dl_capsule_destructor(capsule):
+    # A capsule still named "dltensor" was never consumed: delete its
+    # tensor (a consumer renames it "used_dltensor" and calls the deleter).
+    if _raw_capsule_is_valid(capsule, b"dltensor"):
+        _dl_exports.pop(_raw_capsule_pointer(capsule, b"dltensor"), None)
+
+
+_capsule_new = ctypes.PYFUNCTYPE(
+    ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p,
+    _DL_CAPSULE_DESTRUCTOR)(("PyCapsule_New", ctypes.pythonapi))
+
+
+def _dlpack_export(array):
+    rank = len(array.shape)
+    shape = (ctypes.c_int64 * max(rank, 1))(*array.shape)
+    code, bits = _DL_CODES[array.element]
+    managed = _DLManagedTensor(
+        _DLTensor(array._address, _DLDevice(2, 0), rank,
+                  _DLDataType(code, bits, 1),
+                  ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64)), None, 0),
+        None, _dl_delete)
+    address = ctypes.addressof(managed)
+    _dl_exports[address] = (managed, shape, array)
+    return _capsule_new(address, b"dltensor", _dl_capsule_destructor)
 
 
 def _dlpack_interface(value):
@@ -620,12 +698,12 @@ def _dlpack_interface(value):
     if device_type not in _DL_CUDA:
         return None
     capsule = value.__dlpack__()
-    if not _pythonapi.PyCapsule_IsValid(capsule, b"dltensor"):
+    if not _capsule_is_valid(capsule, b"dltensor"):
         raise TypeError("rpe: a DLPack capsule named 'dltensor' was expected "
                         "(unversioned DLPack)")
     # DLManagedTensor starts with its DLTensor.
     tensor = _DLTensor.from_address(
-        _pythonapi.PyCapsule_GetPointer(capsule, b"dltensor"))
+        _capsule_pointer(capsule, b"dltensor"))
     code = (tensor.dtype.code, tensor.dtype.bits)
     element = _DL_ELEMENTS.get(code) if tensor.dtype.lanes == 1 else None
     if element is None:

@@ -371,9 +371,67 @@ def test_dlpack_device_arrays(monkeypatch):
     bmod, _ = _device_module(monkeypatch, ir.attention(
         (1, 2, None, 16), (1, 2, None, 16), (1, 2, None, 16), causal=True,
         elem="bf16", name="attn"))
-    out = bmod.attn(*[_FakeDLPackTensor(bf16_bits(a), 4, 16)
-                      for a in (qb, kb, vb)])
-    # bf16 results come back as float32 host copies.
-    assert isinstance(out, np.ndarray) and out.dtype == np.float32
-    np.testing.assert_allclose(out, ref.attention(qb, kb, vb, causal=True),
-                               rtol=1e-2, atol=1e-2)
+    dk, dv = (_FakeDLPackTensor(bf16_bits(a), 4, 16) for a in (kb, vb))
+    out = bmod.attn(_FakeDLPackTensor(bf16_bits(qb), 4, 16), dk, dv)
+    # A bf16 device result: DLPack only (no array-interface typestr), a
+    # float32 host copy from numpy().
+    assert isinstance(out, rpe.DeviceArray) and out.element == "bf16"
+    with pytest.raises(TypeError, match="bf16 has no __cuda_array_interface__"):
+        out.__cuda_array_interface__
+    want_b = ref.attention(qb, kb, vb, causal=True)
+    np.testing.assert_allclose(out.numpy(), want_b, rtol=1e-2, atol=1e-2)
+    # It feeds the next call through its own DLPack export.
+    again = bmod.attn(out, dk, dv)
+    np.testing.assert_allclose(
+        again.numpy(), ref.attention(out.numpy(), kb, vb, causal=True),
+        rtol=1e-2, atol=1e-2)
+
+
+def test_device_array_dlpack_export_lifetime(monkeypatch):
+    """DeviceArray.__dlpack__: the capsule describes the device memory; the
+    export (and the array it keeps alive) goes when an unconsumed capsule
+    goes, or when a consumer calls the deleter."""
+    import gc
+    from rpe import compiler
+    runtime = compiler._CudaRuntime.__new__(compiler._CudaRuntime)
+    runtime.lib = _HostAsDevice().lib
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    arr = compiler.DeviceArray(data.ctypes.data, (2, 3), np.float32, runtime,
+                               owner=data)
+    assert arr.__dlpack_device__() == (2, 0)
+    capsule = arr.__dlpack__()
+    iface = compiler._dlpack_interface(_Exporter(capsule))
+    assert iface["shape"] == (2, 3) and iface["element"] == "f32"
+    assert iface["data"][0] == data.ctypes.data
+    assert len(compiler._dl_exports) == 1
+    del capsule, iface
+    gc.collect()
+    assert not compiler._dl_exports  # unconsumed: the destructor deleted it
+    # A consumer renames the capsule and calls the deleter when done.
+    capsule = arr.__dlpack__()
+    get = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object,
+                            ctypes.c_char_p)(("PyCapsule_GetPointer",
+                                              ctypes.pythonapi))
+    rename = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object,
+                               ctypes.c_char_p)(("PyCapsule_SetName",
+                                                 ctypes.pythonapi))
+    managed = compiler._DLManagedTensor.from_address(get(capsule, b"dltensor"))
+    rename(capsule, b"used_dltensor")
+    del capsule
+    gc.collect()
+    assert len(compiler._dl_exports) == 1  # consumed: still alive
+    managed.deleter(ctypes.pointer(managed))
+    assert not compiler._dl_exports
+
+
+class _Exporter:
+    """Hands out one given capsule as a CUDA DLPack export."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None):
+        return self.capsule
