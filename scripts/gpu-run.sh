@@ -4,7 +4,10 @@
 # and the compiled modules; no compiler here): the differential suite's
 # cuda configurations against the NumPy reference, then
 # bench/gpu_attention_bench.py (needs torch). Logs go to $OUT (or
-# ./gpu-out). Ends with "N passed, N failed" of the suite.
+# ./gpu-out). Ends with "N passed, N failed" of the suite. Without
+# arguments the benchmark runs a subset that fits a 10-minute device
+# command with the suite (bf16, D = 64 and 128, causal and not, L = 2048
+# and 8192: FlexAttention compiles once per shape); arguments replace it.
 #   scripts/gpu-run.sh [BENCH ARGS...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +22,9 @@ export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
   RPE_TEST_CUDA=1 RPE_TEST_CUDA_CHIP=$CHIP RPE_DIFF_SKIP_PATHS=fused,tiles5x7,reference,gpu
 python3 -m pytest -q -p no:cacheprovider -n "${RPE_TEST_JOBS:-8}" \
   python/tests/test_differential.py -k cuda 2>&1 | tee "$OUT/test.log"
+if (( $# == 0 )); then
+  set -- --dtypes bf16 --head-dims 64,128 --causal both --lengths 2048,8192
+fi
 python3 bench/gpu_attention_bench.py "$@" 2>&1 | tee "$OUT/bench.log"
 last=$(grep -E "[0-9]+ (passed|failed)" "$OUT/test.log" | tail -n 1)
 passed=$(grep -oE "[0-9]+ passed" <<< "$last" | grep -oE "[0-9]+" || echo 0)
