@@ -73,9 +73,9 @@ std::string unsupportedReason(AttentionOp op,
 
 } // namespace
 
-Value mlir::rpe::buildGPUBlockKeyEnd(OpBuilder &b, Location loc,
-                                     AttentionOp op, const AttentionSizes &dims,
-                                     Value b0, Value row0, Value rowsC) {
+Value mlir::rpe::buildGPUBlockKeyEnd(OpBuilder &b, Location loc, AttentionOp op,
+                                     const AttentionSizes &dims, Value b0,
+                                     Value row0, Value rowsC) {
   Value length;
   if (Value lengths = op.getKeyLengths()) {
     Value len32 = tensor::ExtractOp::create(b, loc, lengths, b0);
@@ -327,8 +327,8 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
             Value jC = indexConst(b, l, j);
             Value keyRaw = arith::AddIOp::create(b, l, k0, jC);
             Value key = arith::MinUIOp::create(b, l, keyRaw, lastKey);
-            Value s = buildGPUScore(b, l, op, dotLoop.getResult(j), b0, h,
-                                    rowC, qPos, keyRaw, key, kEnd);
+            Value s = buildGPUScore(b, l, op, dotLoop.getResult(j), b0, h, rowC,
+                                    qPos, keyRaw, key, kEnd);
             scores.push_back(s);
             tileMax =
                 tileMax
@@ -492,8 +492,8 @@ struct RPEGPUAttentionPass
     }
     if (tensorCores &&
         (mmaBlockRows <= 0 || mmaBlockRows % 16 || mmaTileK <= 0 ||
-         mmaTileK % 16 || (mmaThreads != 1 && (mmaThreads <= 0 ||
-                                               mmaThreads % 32)))) {
+         mmaTileK % 16 ||
+         (mmaThreads != 1 && (mmaThreads <= 0 || mmaThreads % 32)))) {
       getOperation()->emitError()
           << "rpe-gpu-attention: mma-block-rows and mma-tile-k must be "
              "positive multiples of 16 and mma-threads 1 or a positive "
@@ -503,8 +503,8 @@ struct RPEGPUAttentionPass
           << static_cast<int64_t>(mmaThreads);
       return signalPassFailure();
     }
-    GPUAttentionOptions options{blockRows,   tileK,        maxHeadDim,
-                                tensorCores, mmaThreads,   mmaBlockRows,
+    GPUAttentionOptions options{blockRows,   tileK,      maxHeadDim,
+                                tensorCores, mmaThreads, mmaBlockRows,
                                 mmaTileK};
     bool failedOp = false;
     getOperation()->walk([&](AttentionOp op) {

@@ -84,8 +84,8 @@ int64_t tensorCoreRows(AttentionOp op, const GPUAttentionOptions &options) {
       dv % 8 || d == 0 || dv == 0)
     return 0;
   int64_t rows = options.mmaBlockRows;
-  while (rows > 16 && sharedBytes(rows, options.mmaTileK, d, dv) >
-                          kStaticSharedBytes)
+  while (rows > 16 &&
+         sharedBytes(rows, options.mmaTileK, d, dv) > kStaticSharedBytes)
     rows /= 2;
   if (sharedBytes(rows, options.mmaTileK, d, dv) > kStaticSharedBytes)
     return 0;
@@ -117,9 +117,9 @@ void buildWarpMatmul(OpBuilder &b, Location loc, Value a, Value bMat, Value c,
   auto cType = VectorType::get({16, 8}, f32);
   AffineExpr m, nn, kk;
   bindDims(ctx, m, nn, kk);
-  auto maps = b.getAffineMapArrayAttr(
-      {AffineMap::get(3, 0, {m, kk}, ctx), AffineMap::get(3, 0, {nn, kk}, ctx),
-       AffineMap::get(3, 0, {m, nn}, ctx)});
+  auto maps = b.getAffineMapArrayAttr({AffineMap::get(3, 0, {m, kk}, ctx),
+                                       AffineMap::get(3, 0, {nn, kk}, ctx),
+                                       AffineMap::get(3, 0, {m, nn}, ctx)});
   auto iterators = b.getArrayAttr(
       {vector::IteratorTypeAttr::get(ctx, vector::IteratorType::parallel),
        vector::IteratorTypeAttr::get(ctx, vector::IteratorType::parallel),
@@ -136,10 +136,12 @@ void buildWarpMatmul(OpBuilder &b, Location loc, Value a, Value bMat, Value c,
         // The warp-uniform ownership test stays outside the marked nest
         // (upstream's conversion would try its scalar arithmetic).
         Value owner = affine::AffineApplyOp::create(
-            b1, l, AffineMap::get(1, 1, b1.getAffineDimExpr(0) % b1.getAffineSymbolExpr(0)),
+            b1, l,
+            AffineMap::get(1, 1,
+                           b1.getAffineDimExpr(0) % b1.getAffineSymbolExpr(0)),
             ValueRange{mt, numWarps});
-        Value mine = arith::CmpIOp::create(b1, l, arith::CmpIPredicate::eq,
-                                           owner, warp);
+        Value mine =
+            arith::CmpIOp::create(b1, l, arith::CmpIPredicate::eq, owner, warp);
         auto ifOp = scf::IfOp::create(b1, l, mine, /*withElseRegion=*/false);
         OpBuilder b2 = OpBuilder::atBlockBegin(ifOp.thenBlock());
         Value r0 = arith::MulIOp::create(b2, l, mt, indexConst(b2, l, 16));
@@ -154,8 +156,8 @@ void buildWarpMatmul(OpBuilder &b, Location loc, Value a, Value bMat, Value c,
                             ArrayRef<bool>(inBounds))
                             .getResult()
                       : arith::ConstantOp::create(
-                            b3, l3, DenseElementsAttr::get(
-                                        cType, b3.getZeroAttr(f32)))
+                            b3, l3,
+                            DenseElementsAttr::get(cType, b3.getZeroAttr(f32)))
                             .getResult();
               auto kLoop = scf::ForOp::create(
                   b3, l3, indexConst(b3, l3, 0), indexConst(b3, l3, k),
@@ -252,11 +254,13 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
     // reads bf16 tiles through f16 views of the same bytes (MLIR 22 converts
     // only f16 reads to ldmatrix), then makes the mma a bf16 one.
     Type i8 = rewriter.getI8Type();
-    SmallVector<Type> workgroupTypes = {
-        shared({rows * headDim * 2}, i8),  shared({tileK * headDim * 2}, i8),
-        shared({tileK * valueDim * 2}, i8), shared({rows, tileK}, f32),
-        shared({rows * tileK * 2}, i8),     shared({rows, valueDim}, f32),
-        shared({2, rows}, f32)};
+    SmallVector<Type> workgroupTypes = {shared({rows * headDim * 2}, i8),
+                                        shared({tileK * headDim * 2}, i8),
+                                        shared({tileK * valueDim * 2}, i8),
+                                        shared({rows, tileK}, f32),
+                                        shared({rows * tileK * 2}, i8),
+                                        shared({rows, valueDim}, f32),
+                                        shared({2, rows}, f32)};
     Value threadsC = indexConst(rewriter, loc, threads);
     auto launch = gpu::LaunchOp::create(
         rewriter, loc, numBlocks, dims.heads, dims.batch, threadsC, one, one,
@@ -267,8 +271,7 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
     ArrayRef<BlockArgument> wg = launch.getWorkgroupAttributions();
     auto view = [&](Value bytes, int64_t r, int64_t c) -> Value {
       return memref::ViewOp::create(rewriter, loc, shared({r, c}, f16), bytes,
-                                    indexConst(rewriter, loc, 0),
-                                    ValueRange{});
+                                    indexConst(rewriter, loc, 0), ValueRange{});
     };
     Value qs = view(wg[0], rows, headDim), ks = view(wg[1], tileK, headDim),
           vs = view(wg[2], tileK, valueDim), sTile = wg[3],
@@ -291,18 +294,16 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
 
     // for (idx = tx; idx < count·width; idx += threads) body(idx / width,
     // idx % width): the block's threads share a 2-D loop.
-    auto forShared = [&](OpBuilder &b, Location l, int64_t count,
-                         int64_t width,
-                         function_ref<void(OpBuilder &, Location, Value,
-                                           Value)>
-                             fn) {
-      forRange(b, l, tx, indexConst(b, l, count * width), step,
-               [&](OpBuilder &nb, Location nl, Value idx) {
-                 Value w = indexConst(nb, nl, width);
-                 fn(nb, nl, arith::DivUIOp::create(nb, nl, idx, w),
-                    arith::RemUIOp::create(nb, nl, idx, w));
-               });
-    };
+    auto forShared =
+        [&](OpBuilder &b, Location l, int64_t count, int64_t width,
+            function_ref<void(OpBuilder &, Location, Value, Value)> fn) {
+          forRange(b, l, tx, indexConst(b, l, count * width), step,
+                   [&](OpBuilder &nb, Location nl, Value idx) {
+                     Value w = indexConst(nb, nl, width);
+                     fn(nb, nl, arith::DivUIOp::create(nb, nl, idx, w),
+                        arith::RemUIOp::create(nb, nl, idx, w));
+                   });
+        };
     // Query rows past Lq repeat the last row (stored nowhere); O = 0,
     // m = -inf, l = 0.
     forShared(rewriter, loc, rows, headDim,
@@ -333,16 +334,15 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
           // key (their scores are masked, their p is 0).
           gpu::BarrierOp::create(b, l);
           auto stage = [&](Value src, Value tile, int64_t width) {
-            forShared(b, l, tileK, width,
-                      [&](OpBuilder &nb, Location nl, Value j, Value d) {
-                        Value key = arith::MinUIOp::create(
-                            nb, nl, arith::AddIOp::create(nb, nl, k0, j),
-                            lastKey);
-                        Value x = tensor::ExtractOp::create(
-                            nb, nl, src, ValueRange{b0, hk, key, d});
-                        memref::StoreOp::create(nb, nl, x, tile,
-                                                ValueRange{j, d});
-                      });
+            forShared(
+                b, l, tileK, width,
+                [&](OpBuilder &nb, Location nl, Value j, Value d) {
+                  Value key = arith::MinUIOp::create(
+                      nb, nl, arith::AddIOp::create(nb, nl, k0, j), lastKey);
+                  Value x = tensor::ExtractOp::create(
+                      nb, nl, src, ValueRange{b0, hk, key, d});
+                  memref::StoreOp::create(nb, nl, x, tile, ValueRange{j, d});
+                });
           };
           stage(k, ks, headDim);
           stage(v, vs, valueDim);
@@ -361,96 +361,104 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
               b, l, arith::DivUIOp::create(b, l, tx, rowThreadsC), rowsC,
               indexConst(b, l, threads / rowThreads),
               [&](OpBuilder &rb, Location rl, Value r) {
-            Value row = arith::AddIOp::create(rb, rl, row0, r);
-            Value rowC = arith::MinUIOp::create(rb, rl, row, lastRow);
-            Value qPos = buildQueryPosition(rb, rl, rowC, op.getQOffset());
-            Value c0 = indexConst(rb, rl, 0), c1 = indexConst(rb, rl, 1);
-            Value m = memref::LoadOp::create(rb, rl, stats, ValueRange{c0, r});
-            Value lsum =
-                memref::LoadOp::create(rb, rl, stats, ValueRange{c1, r});
-            // The row's lanes combine their partial max / sum (butterfly).
-            auto rowReduce = [&](Value x, bool isMax) {
-              for (int64_t offset = 1; offset < rowThreads; offset *= 2) {
-                Value other =
-                    gpu::ShuffleOp::create(rb, rl, x, offset, /*width=*/32,
-                                           gpu::ShuffleMode::XOR)
-                        .getShuffleResult();
-                x = isMax ? arith::MaximumFOp::create(rb, rl, x, other)
-                                .getResult()
-                          : arith::AddFOp::create(rb, rl, x, other).getResult();
-              }
-              return x;
-            };
-            auto maxLoop = scf::ForOp::create(
-                rb, rl, part, indexConst(rb, rl, tileK), rowThreadsC,
-                ValueRange{f32Const(rb, rl, kNegInf)},
-                [&](OpBuilder &nb, Location nl, Value j, ValueRange it) {
-                  Value keyRaw = arith::AddIOp::create(nb, nl, k0, j);
-                  Value key = arith::MinUIOp::create(nb, nl, keyRaw, lastKey);
-                  Value dot = memref::LoadOp::create(nb, nl, sTile,
-                                                     ValueRange{r, j});
-                  Value s = buildGPUScore(
-                      nb, nl, op, arith::MulFOp::create(nb, nl, dot, dims.scale),
-                      b0, h, rowC, qPos, keyRaw, key, kEnd);
-                  memref::StoreOp::create(nb, nl, s, sTile, ValueRange{r, j});
-                  scf::YieldOp::create(
-                      nb, nl,
-                      arith::MaximumFOp::create(nb, nl, it[0], s).getResult());
-                });
-            // m' = max(m, max_j s); alpha = exp(m - m') (0 while nothing was
-            // seen); p = exp(s - m') with m' = 0 while every key is masked.
-            Value negInf = f32Const(rb, rl, kNegInf);
-            Value zeroF = f32Const(rb, rl, 0.0);
-            Value mNew = arith::MaximumFOp::create(
-                rb, rl, m, rowReduce(maxLoop.getResult(0), /*isMax=*/true));
-            Value alpha = arith::SelectOp::create(
-                rb, rl,
-                arith::CmpFOp::create(rb, rl, arith::CmpFPredicate::OEQ, m,
-                                      negInf),
-                zeroF,
-                math::ExpOp::create(rb, rl,
-                                    arith::SubFOp::create(rb, rl, m, mNew)));
-            Value mSafe = arith::SelectOp::create(
-                rb, rl,
-                arith::CmpFOp::create(rb, rl, arith::CmpFPredicate::OEQ, mNew,
-                                      negInf),
-                zeroF, mNew);
-            auto sumLoop = scf::ForOp::create(
-                rb, rl, part, indexConst(rb, rl, tileK), rowThreadsC,
-                ValueRange{zeroF},
-                [&](OpBuilder &nb, Location nl, Value j, ValueRange it) {
-                  Value s = memref::LoadOp::create(nb, nl, sTile,
-                                                   ValueRange{r, j});
-                  Value p = math::ExpOp::create(
-                      nb, nl, arith::SubFOp::create(nb, nl, s, mSafe));
-                  memref::StoreOp::create(
-                      nb, nl, arith::TruncFOp::create(nb, nl, f16, p), pTile,
-                      ValueRange{r, j});
-                  scf::YieldOp::create(
-                      nb, nl, arith::AddFOp::create(nb, nl, it[0], p).getResult());
-                });
-            Value lNew = arith::AddFOp::create(
-                rb, rl, arith::MulFOp::create(rb, rl, alpha, lsum),
-                rowReduce(sumLoop.getResult(0), /*isMax=*/false));
-            forRange(rb, rl, part, indexConst(rb, rl, valueDim), rowThreadsC,
-                     [&](OpBuilder &nb, Location nl, Value e) {
-                       Value o = memref::LoadOp::create(nb, nl, oTile,
-                                                        ValueRange{r, e});
-                       memref::StoreOp::create(
-                           nb, nl, arith::MulFOp::create(nb, nl, alpha, o),
-                           oTile, ValueRange{r, e});
-                     });
-            // The row's first lane keeps its statistics (every lane read
-            // them before the shuffles).
-            auto first = scf::IfOp::create(
-                rb, rl,
-                arith::CmpIOp::create(rb, rl, arith::CmpIPredicate::eq, part,
-                                      c0),
-                /*withElseRegion=*/false);
-            OpBuilder fb = OpBuilder::atBlockBegin(first.thenBlock());
-            memref::StoreOp::create(fb, rl, mNew, stats, ValueRange{c0, r});
-            memref::StoreOp::create(fb, rl, lNew, stats, ValueRange{c1, r});
-          });
+                Value row = arith::AddIOp::create(rb, rl, row0, r);
+                Value rowC = arith::MinUIOp::create(rb, rl, row, lastRow);
+                Value qPos = buildQueryPosition(rb, rl, rowC, op.getQOffset());
+                Value c0 = indexConst(rb, rl, 0), c1 = indexConst(rb, rl, 1);
+                Value m =
+                    memref::LoadOp::create(rb, rl, stats, ValueRange{c0, r});
+                Value lsum =
+                    memref::LoadOp::create(rb, rl, stats, ValueRange{c1, r});
+                // The row's lanes combine their partial max / sum (butterfly).
+                auto rowReduce = [&](Value x, bool isMax) {
+                  for (int64_t offset = 1; offset < rowThreads; offset *= 2) {
+                    Value other =
+                        gpu::ShuffleOp::create(rb, rl, x, offset, /*width=*/32,
+                                               gpu::ShuffleMode::XOR)
+                            .getShuffleResult();
+                    x = isMax ? arith::MaximumFOp::create(rb, rl, x, other)
+                                    .getResult()
+                              : arith::AddFOp::create(rb, rl, x, other)
+                                    .getResult();
+                  }
+                  return x;
+                };
+                auto maxLoop = scf::ForOp::create(
+                    rb, rl, part, indexConst(rb, rl, tileK), rowThreadsC,
+                    ValueRange{f32Const(rb, rl, kNegInf)},
+                    [&](OpBuilder &nb, Location nl, Value j, ValueRange it) {
+                      Value keyRaw = arith::AddIOp::create(nb, nl, k0, j);
+                      Value key =
+                          arith::MinUIOp::create(nb, nl, keyRaw, lastKey);
+                      Value dot = memref::LoadOp::create(nb, nl, sTile,
+                                                         ValueRange{r, j});
+                      Value s = buildGPUScore(
+                          nb, nl, op,
+                          arith::MulFOp::create(nb, nl, dot, dims.scale), b0, h,
+                          rowC, qPos, keyRaw, key, kEnd);
+                      memref::StoreOp::create(nb, nl, s, sTile,
+                                              ValueRange{r, j});
+                      scf::YieldOp::create(
+                          nb, nl,
+                          arith::MaximumFOp::create(nb, nl, it[0], s)
+                              .getResult());
+                    });
+                // m' = max(m, max_j s); alpha = exp(m - m') (0 while nothing
+                // was seen); p = exp(s - m') with m' = 0 while every key is
+                // masked.
+                Value negInf = f32Const(rb, rl, kNegInf);
+                Value zeroF = f32Const(rb, rl, 0.0);
+                Value mNew = arith::MaximumFOp::create(
+                    rb, rl, m, rowReduce(maxLoop.getResult(0), /*isMax=*/true));
+                Value alpha = arith::SelectOp::create(
+                    rb, rl,
+                    arith::CmpFOp::create(rb, rl, arith::CmpFPredicate::OEQ, m,
+                                          negInf),
+                    zeroF,
+                    math::ExpOp::create(
+                        rb, rl, arith::SubFOp::create(rb, rl, m, mNew)));
+                Value mSafe = arith::SelectOp::create(
+                    rb, rl,
+                    arith::CmpFOp::create(rb, rl, arith::CmpFPredicate::OEQ,
+                                          mNew, negInf),
+                    zeroF, mNew);
+                auto sumLoop = scf::ForOp::create(
+                    rb, rl, part, indexConst(rb, rl, tileK), rowThreadsC,
+                    ValueRange{zeroF},
+                    [&](OpBuilder &nb, Location nl, Value j, ValueRange it) {
+                      Value s = memref::LoadOp::create(nb, nl, sTile,
+                                                       ValueRange{r, j});
+                      Value p = math::ExpOp::create(
+                          nb, nl, arith::SubFOp::create(nb, nl, s, mSafe));
+                      memref::StoreOp::create(
+                          nb, nl, arith::TruncFOp::create(nb, nl, f16, p),
+                          pTile, ValueRange{r, j});
+                      scf::YieldOp::create(
+                          nb, nl,
+                          arith::AddFOp::create(nb, nl, it[0], p).getResult());
+                    });
+                Value lNew = arith::AddFOp::create(
+                    rb, rl, arith::MulFOp::create(rb, rl, alpha, lsum),
+                    rowReduce(sumLoop.getResult(0), /*isMax=*/false));
+                forRange(rb, rl, part, indexConst(rb, rl, valueDim),
+                         rowThreadsC, [&](OpBuilder &nb, Location nl, Value e) {
+                           Value o = memref::LoadOp::create(nb, nl, oTile,
+                                                            ValueRange{r, e});
+                           memref::StoreOp::create(
+                               nb, nl, arith::MulFOp::create(nb, nl, alpha, o),
+                               oTile, ValueRange{r, e});
+                         });
+                // The row's first lane keeps its statistics (every lane read
+                // them before the shuffles).
+                auto first = scf::IfOp::create(
+                    rb, rl,
+                    arith::CmpIOp::create(rb, rl, arith::CmpIPredicate::eq,
+                                          part, c0),
+                    /*withElseRegion=*/false);
+                OpBuilder fb = OpBuilder::atBlockBegin(first.thenBlock());
+                memref::StoreOp::create(fb, rl, mNew, stats, ValueRange{c0, r});
+                memref::StoreOp::create(fb, rl, lNew, stats, ValueRange{c1, r});
+              });
           gpu::BarrierOp::create(b, l);
           buildWarpMatmul(b, l, pTile, vs, oTile, rows, valueDim, tileK,
                           /*bTransposed=*/true, /*accumulate=*/true, warp,
@@ -463,19 +471,18 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
         rewriter, loc, rows, valueDim,
         [&](OpBuilder &b, Location l, Value r, Value e) {
           Value row = arith::AddIOp::create(b, l, row0, r);
-          Value active =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, row,
-                                    dims.lq);
+          Value active = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                               row, dims.lq);
           auto store = scf::IfOp::create(b, l, active,
                                          /*withElseRegion=*/false);
           OpBuilder sb = OpBuilder::atBlockBegin(store.thenBlock());
           Value lsum = memref::LoadOp::create(
               sb, l, stats, ValueRange{indexConst(sb, l, 1), r});
           Value zeroF = f32Const(sb, l, 0.0);
-          Value empty = arith::CmpFOp::create(
-              sb, l, arith::CmpFPredicate::OEQ, lsum, zeroF);
-          Value safe = arith::SelectOp::create(sb, l, empty,
-                                               f32Const(sb, l, 1.0), lsum);
+          Value empty = arith::CmpFOp::create(sb, l, arith::CmpFPredicate::OEQ,
+                                              lsum, zeroF);
+          Value safe =
+              arith::SelectOp::create(sb, l, empty, f32Const(sb, l, 1.0), lsum);
           Value o = arith::DivFOp::create(
               sb, l, memref::LoadOp::create(sb, l, oTile, ValueRange{r, e}),
               safe);
@@ -593,9 +600,9 @@ static void useBF16Mma(RewriterBase &rewriter, Operation *nest) {
     for (int64_t i = 0; i < 4; ++i)
       elems.push_back(LLVM::ExtractValueOp::create(rewriter, loc, op,
                                                    ArrayRef<int64_t>{i}));
-    rewriter.replaceOp(mma, vector::FromElementsOp::create(
-                                rewriter, loc, VectorType::get({2, 2}, f32),
-                                elems));
+    rewriter.replaceOp(mma,
+                       vector::FromElementsOp::create(
+                           rewriter, loc, VectorType::get({2, 2}, f32), elems));
   }
 }
 

@@ -17,6 +17,7 @@
 
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
+#include "rpe/Dialect/RPE/Utils/LinalgMatchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -39,14 +40,6 @@ AffineMap dims(MLIRContext *ctx, unsigned n, ArrayRef<unsigned> results) {
   for (unsigned r : results)
     exprs.push_back(getAffineDimExpr(r, ctx));
   return AffineMap::get(n, 0, exprs, ctx);
-}
-
-/// The single op in a linalg body before its yield, if it is the only one.
-template <typename OpTy> OpTy singleBodyOp(linalg::GenericOp op) {
-  Block &body = op.getRegion().front();
-  if (body.getOperations().size() != 2)
-    return OpTy();
-  return dyn_cast<OpTy>(body.front());
 }
 
 /// `init` is a zero fill.

@@ -21,6 +21,7 @@
 
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
+#include "rpe/Dialect/RPE/Utils/LinalgMatchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -37,37 +38,6 @@ using namespace mlir;
 using namespace mlir::rpe;
 
 namespace {
-
-/// Element `flat` of a constant tensor (dense or dense_resource).
-Attribute constantElement(Attribute tensor, int64_t flat) {
-  if (auto dense = dyn_cast<DenseElementsAttr>(tensor)) {
-    if (flat < 0 || flat >= dense.getNumElements())
-      return {};
-    return dense.getValues<Attribute>()[flat];
-  }
-  auto resource = dyn_cast<DenseResourceElementsAttr>(tensor);
-  if (!resource)
-    return {};
-  Type elem = resource.getType().getElementType();
-  auto read = [&](auto attr) -> Attribute {
-    if (!attr)
-      return {};
-    auto values = attr.tryGetAsArrayRef();
-    if (!values || flat < 0 || flat >= static_cast<int64_t>(values->size()))
-      return {};
-    auto value = (*values)[flat];
-    if (isa<FloatType>(elem))
-      return FloatAttr::get(elem, static_cast<double>(value));
-    return IntegerAttr::get(elem, static_cast<int64_t>(value));
-  };
-  if (Attribute a = read(dyn_cast<DenseI64ResourceElementsAttr>(resource)))
-    return a;
-  if (Attribute a = read(dyn_cast<DenseI32ResourceElementsAttr>(resource)))
-    return a;
-  if (Attribute a = read(dyn_cast<DenseF32ResourceElementsAttr>(resource)))
-    return a;
-  return read(dyn_cast<DenseF64ResourceElementsAttr>(resource));
-}
 
 /// A scalar value of score_mod computed from the positions %i, %j and
 /// constants only, evaluated by folding its ops on constant positions.

@@ -19,6 +19,7 @@
 
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
+#include "rpe/Dialect/RPE/Utils/LinalgMatchers.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -33,31 +34,6 @@ using namespace mlir;
 using namespace mlir::rpe;
 
 namespace {
-
-/// An element-wise generic (all loops parallel, identity output map) whose
-/// body is one op of type OpTy on its block arguments, then the yield.
-template <typename OpTy>
-OpTy elementwiseBody(Value v, linalg::GenericOp &generic) {
-  generic = v.getDefiningOp<linalg::GenericOp>();
-  if (!generic || generic.getNumDpsInits() != 1 ||
-      generic.getNumParallelLoops() != generic.getNumLoops() ||
-      !generic.getIndexingMapsArray().back().isIdentity())
-    return OpTy();
-  Block &body = generic.getRegion().front();
-  if (body.getOperations().size() != 2)
-    return OpTy();
-  auto op = dyn_cast<OpTy>(body.front());
-  auto yield = cast<linalg::YieldOp>(body.getTerminator());
-  if (!op || yield.getValues().front() != op->getResult(0))
-    return OpTy();
-  for (Value operand : op->getOperands()) {
-    auto arg = dyn_cast<BlockArgument>(operand);
-    if (!arg || arg.getOwner() != &body ||
-        arg.getArgNumber() >= generic.getNumDpsInputs())
-      return OpTy();
-  }
-  return op;
-}
 
 /// The input of `generic` that block argument `v` stands for, with its map.
 std::pair<Value, AffineMap> inputOf(linalg::GenericOp generic, Value v) {
@@ -152,23 +128,6 @@ template <typename OpTy> Value trigArgument(Value table) {
       !generic.getIndexingMapsArray()[0].isIdentity())
     return Value();
   return generic.getDpsInputs()[0];
-}
-
-/// The values of a constant f32 vector (dense or dense_resource, as
-/// torch-mlir writes buffers).
-std::optional<SmallVector<float>> constantF32Vector(Value v) {
-  Attribute attr;
-  if (!matchPattern(v, m_Constant(&attr)))
-    return std::nullopt;
-  auto type = dyn_cast<RankedTensorType>(v.getType());
-  if (!type || type.getRank() != 1 || !type.getElementType().isF32())
-    return std::nullopt;
-  if (auto dense = dyn_cast<DenseElementsAttr>(attr))
-    return SmallVector<float>(dense.getValues<float>());
-  if (auto resource = dyn_cast<DenseF32ResourceElementsAttr>(attr))
-    if (std::optional<ArrayRef<float>> values = resource.tryGetAsArrayRef())
-      return SmallVector<float>(*values);
-  return std::nullopt;
 }
 
 /// emb = concat(freqs, freqs) along its last dimension, freqs =
