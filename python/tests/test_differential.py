@@ -728,6 +728,8 @@ def gen_attention():
     variant("attn_bf16_tc", {"B", "Lq", "Lk"}, [
         Attn(2, 4, 1, 37, 70, 32, 16, causal=True, off=33, kl=True, elem="bf16"),
         Attn(1, 4, 1, 130, 45, 32, 16, causal=True, off=-3, kl=True, elem="bf16")])
+    variant("attn_bf16_tc_d256", {"Lq", "Lk"}, [
+        Attn(1, 2, 1, 40, 33, 256, 256, causal=True, elem="bf16")])
     variant("attn_f16_tc_wide", {"Lq", "Lk"}, [
         Attn(1, 2, 1, 45, 77, 128, 128, causal=True, elem="f16"),
         Attn(1, 2, 1, 150, 200, 128, 128, causal=True, elem="f16")])

@@ -122,6 +122,19 @@ func.func @bf16(%q: tensor<1x2x?x64xbf16>) -> tensor<1x2x?x64xbf16> {
 
 // -----
 
+// D = 256: even 16 rows with 32-key tiles exceed 48 KiB; 16-key tiles fit
+// (41.6 KiB).
+// CHECK-LABEL: func.func @d256
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%{{.*}} : memref<8192xi8, {{.*}}>, %{{.*}} : memref<8192xi8, {{.*}}>, %{{.*}} : memref<8192xi8, {{.*}}>, %{{.*}} : memref<16x16xf32, {{.*}}>, %{{.*}} : memref<512xi8, {{.*}}>, %{{.*}} : memref<16x256xf32, {{.*}}>, %{{.*}} : memref<2x16xf32, {{.*}}>)
+// CHECK: vector.contract
+func.func @d256(%q: tensor<1x2x?x256xbf16>) -> tensor<1x2x?x256xbf16> {
+  %0 = rpe.attention %q, %q, %q causal : tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16> -> tensor<1x2x?x256xbf16>
+  return %0 : tensor<1x2x?x256xbf16>
+}
+
+// -----
+
 // Not for tensor cores: f32 operands, D not a multiple of 16 (bf16, f16),
 // rel_values. They take the SIMT kernel.
 // CHECK-LABEL: func.func @simt_cases

@@ -67,29 +67,37 @@ int64_t sharedBytes(int64_t rows, int64_t tileK, int64_t d, int64_t dv) {
          rows * tileK * 2 + rows * dv * 4 + 2 * rows * 4;
 }
 
-/// The block rows for `op`: options.mmaBlockRows halved while the buffers
-/// exceed 48 KiB; 0 when `op` is not for the tensor-core kernel.
-int64_t tensorCoreRows(AttentionOp op, const GPUAttentionOptions &options) {
+/// A tensor-core block: query rows and keys per tile.
+struct BlockShape {
+  int64_t rows = 0, tileK = 0;
+};
+
+/// The block for `op`: options.mmaBlockRows halved while the buffers exceed
+/// 48 KiB, down to 16 rows, then the key tile down to 16 keys (D = 256);
+/// none (rows 0) when `op` is not for the tensor-core kernel.
+BlockShape tensorCoreBlock(AttentionOp op, const GPUAttentionOptions &options) {
   if (!options.tensorCores || op.getRelValues())
-    return 0;
+    return {};
   auto qType = cast<RankedTensorType>(op.getQ().getType());
   auto kType = cast<RankedTensorType>(op.getK().getType());
   auto vType = cast<RankedTensorType>(op.getV().getType());
   Type elem = qType.getElementType();
   if (!(elem.isF16() || elem.isBF16()) || kType.getElementType() != elem ||
       vType.getElementType() != elem)
-    return 0;
+    return {};
   int64_t d = qType.getDimSize(3), dv = vType.getDimSize(3);
   if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % 16 ||
       dv % 8 || d == 0 || dv == 0)
-    return 0;
-  int64_t rows = options.mmaBlockRows;
-  while (rows > 16 &&
-         sharedBytes(rows, options.mmaTileK, d, dv) > kStaticSharedBytes)
-    rows /= 2;
-  if (sharedBytes(rows, options.mmaTileK, d, dv) > kStaticSharedBytes)
-    return 0;
-  return rows;
+    return {};
+  BlockShape block{options.mmaBlockRows, options.mmaTileK};
+  auto fits = [&] {
+    return sharedBytes(block.rows, block.tileK, d, dv) <= kStaticSharedBytes;
+  };
+  while (block.rows > 16 && !fits())
+    block.rows /= 2;
+  while (block.tileK > 16 && !fits())
+    block.tileK /= 2;
+  return fits() ? block : BlockShape{};
 }
 
 /// for (i = lb; i < ub; i += step) body(i).
@@ -202,7 +210,8 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    int64_t rows = tensorCoreRows(op, options);
+    BlockShape block = tensorCoreBlock(op, options);
+    int64_t rows = block.rows;
     if (rows == 0)
       return rewriter.notifyMatchFailure(op, "not for the tensor-core kernel");
     hoistToeplitzTerms(rewriter, op);
@@ -217,7 +226,7 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
     Type f32 = rewriter.getF32Type();
     int64_t headDim = cast<RankedTensorType>(q.getType()).getDimSize(3);
     int64_t valueDim = cast<RankedTensorType>(v.getType()).getDimSize(3);
-    int64_t tileK = options.mmaTileK, threads = options.mmaThreads;
+    int64_t tileK = block.tileK, threads = options.mmaThreads;
     // Lanes per row in the score step: the most (a power of two, at most a
     // warp) that still gives every row of the block a thread group.
     int64_t rowThreads = 1;

@@ -400,7 +400,9 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
            "Query rows per tensor-core block (a multiple of 16; halved "
            "while its workgroup memory exceeds 48 KiB)">,
     Option<"mmaTileK", "mma-tile-k", "int64_t", /*default=*/"32",
-           "Keys per tile of the tensor-core kernel (a multiple of 16)">,
+           "Keys per tile of the tensor-core kernel (a multiple of 16; "
+           "halved, once the block is down to 16 rows, while its workgroup "
+           "memory exceeds 48 KiB)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
