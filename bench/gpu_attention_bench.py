@@ -22,6 +22,7 @@ relative to the output's largest magnitude. rpe's memory is the driver's
 """
 
 import argparse
+import ctypes
 import math
 import os
 import statistics
@@ -62,6 +63,52 @@ def median_ms(torch, fn, repeats):
     return statistics.median(times)
 
 
+def peak_mib(torch, fn, runtime):
+    """Extra device memory of one call (MiB, output included): torch's
+    allocator for torch, librpe_cuda_runtime's counters for rpe."""
+    torch.cuda.synchronize()
+    if runtime is not None:
+        runtime.rpeCudaResetPeakBytes()
+        base = runtime.rpeCudaLiveBytes()
+        result = fn()
+        torch.cuda.synchronize()
+        peak = runtime.rpeCudaPeakBytes() - base
+    else:
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        result = fn()
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() - base
+    del result
+    return peak / 2**20
+
+
+def plot(rows, path):
+    """TFLOP/s against L per implementation, one panel per (dtype, D,
+    causal)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    configs = sorted({r["config"] for r in rows})
+    fig, axes = plt.subplots(1, len(configs), figsize=(4.5 * len(configs), 4),
+                             squeeze=False)
+    for ax, config in zip(axes[0], configs):
+        mine = [r for r in rows if r["config"] == config]
+        for impl, color in (("rpe", "C0"), ("SDPA", "C1"),
+                            ("SDPA+bias", "C2"), ("Flex", "C3")):
+            points = [(r["L"], r["tflops"][impl]) for r in mine
+                      if r["tflops"][impl] == r["tflops"][impl]]
+            if points:
+                ax.plot(*zip(*points), marker="o", color=color, label=impl)
+        ax.set_xscale("log", base=2)
+        ax.set_title(config)
+        ax.set_xlabel("L")
+        ax.set_ylabel("TFLOP/s")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--lengths", default="1024,2048,4096,8192,16384")
@@ -72,6 +119,7 @@ def main():
     parser.add_argument("--head-dims", default="64,128")
     parser.add_argument("--causal", choices=("both", "yes", "no"),
                         default="both")
+    parser.add_argument("--plot", help="write a PNG of TFLOP/s against L")
     parser.add_argument("--compile-only", metavar="CHIP",
                         help="only compile rpe's modules for CHIP (no GPU, "
                         "no torch): fills $RPE_MODULE_CACHE for a machine "
@@ -113,9 +161,14 @@ def main():
         torch.cuda.get_device_name(), chip, torch.__version__, B, H))
     print("| dtype | D | causal | L | rpe ms | SDPA ms | SDPA+bias ms | "
           "Flex ms | rpe TFLOP/s | rpe vs SDPA | vs SDPA+bias | vs Flex | "
-          "rel err |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    failures = []
+          "rel err | rpe MiB | SDPA MiB | SDPA+bias MiB | Flex MiB |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+          "---:|---:|---:|---:|")
+    from rpe.compiler import _CudaRuntime
+    runtime = _CudaRuntime.get().lib
+    runtime.rpeCudaLiveBytes.restype = ctypes.c_uint64
+    runtime.rpeCudaPeakBytes.restype = ctypes.c_uint64
+    failures, rows = [], []
     for elem in args.dtypes.split(","):
         dt = torch_dtype[elem]
         for D in map(int, args.head_dims.split(",")):
@@ -146,12 +199,24 @@ def main():
                     err = ((out.float() - want.float()).abs().max()
                            / want.float().abs().max()).item()
                     del out
-                    t_rpe = median_ms(torch, lambda: fn(q, k, v, table),
-                                      args.repeats)
-                    t_sdpa = median_ms(torch, lambda: F.scaled_dot_product_attention(
-                        q, k, v, is_causal=causal, scale=1.0), args.repeats)
-                    t_mask = median_ms(torch, lambda: F.scaled_dot_product_attention(
-                        q, k, v, attn_mask=bias, scale=1.0), args.repeats)
+                    def call_rpe():
+                        return fn(q, k, v, table)
+
+                    def call_sdpa():
+                        return F.scaled_dot_product_attention(
+                            q, k, v, is_causal=causal, scale=1.0)
+
+                    def call_mask():
+                        return F.scaled_dot_product_attention(
+                            q, k, v, attn_mask=bias, scale=1.0)
+                    t_rpe = median_ms(torch, call_rpe, args.repeats)
+                    t_sdpa = median_ms(torch, call_sdpa, args.repeats)
+                    t_mask = median_ms(torch, call_mask, args.repeats)
+                    # The mask's own (1, H, L, L) memory is outside the call.
+                    mem = {"rpe": peak_mib(torch, call_rpe, runtime),
+                           "SDPA": peak_mib(torch, call_sdpa, None),
+                           "SDPA+bias": peak_mib(torch, call_mask, None),
+                           "Flex": float("nan")}
                     bias = want = None
                     t_flex = float("nan")
                     if flex is not None:
@@ -162,11 +227,12 @@ def main():
                             block_mask = create_block_mask(
                                 lambda b, h, qi, kj: qi >= kj, None, None,
                                 length, length, device=dev)
+                        def call_flex():
+                            return flex(q, k, v, score_mod=score_mod,
+                                        block_mask=block_mask, scale=1.0)
                         try:
-                            t_flex = median_ms(torch, lambda: flex(
-                                q, k, v, score_mod=score_mod,
-                                block_mask=block_mask, scale=1.0),
-                                args.repeats)
+                            t_flex = median_ms(torch, call_flex, args.repeats)
+                            mem["Flex"] = peak_mib(torch, call_flex, None)
                         except Exception as e:  # noqa: BLE001
                             print("FlexAttention failed: %s" % e,
                                   file=sys.stderr)
@@ -174,14 +240,26 @@ def main():
                     if causal:
                         flops /= 2
                     print("| %s | %d | %s | %d | %.3f | %.3f | %.3f | %.3f | "
-                          "%.1f | %.2fx | %.2fx | %.2fx | %.1e |" % (
+                          "%.1f | %.2fx | %.2fx | %.2fx | %.1e | %.0f | %.0f | "
+                          "%.0f | %.0f |" % (
                               elem, D, "yes" if causal else "no", length,
                               t_rpe, t_sdpa, t_mask, t_flex,
                               flops / (t_rpe * 1e-3) / 1e12, t_sdpa / t_rpe,
-                              t_mask / t_rpe, t_flex / t_rpe, err),
+                              t_mask / t_rpe, t_flex / t_rpe, err, mem["rpe"],
+                              mem["SDPA"], mem["SDPA+bias"], mem["Flex"]),
                           flush=True)
+                    times = {"rpe": t_rpe, "SDPA": t_sdpa,
+                             "SDPA+bias": t_mask, "Flex": t_flex}
+                    rows.append({
+                        "config": "%s D=%d%s" % (elem, D,
+                                                 " causal" if causal else ""),
+                        "L": length,
+                        "tflops": {k: flops / (t * 1e-3) / 1e12
+                                   for k, t in times.items()}})
                     if not err <= tolerance[elem]:
                         failures.append((elem, D, causal, length, err))
+    if args.plot and rows:
+        plot(rows, args.plot)
     if failures:
         sys.exit("gpu_attention_bench: rpe differs from SDPA beyond the "
                  "tolerance: %s" % failures)

@@ -25,7 +25,8 @@ python3 -m pytest -q -p no:cacheprovider -n "${RPE_TEST_JOBS:-8}" \
 if (( $# == 0 )); then
   set -- --dtypes bf16 --head-dims 64,128 --causal both --lengths 2048,8192
 fi
-python3 bench/gpu_attention_bench.py "$@" 2>&1 | tee "$OUT/bench.log"
+python3 bench/gpu_attention_bench.py --plot "$OUT/gpu_attention.png" "$@" 2>&1 \
+  | tee "$OUT/bench.log"
 last=$(grep -E "[0-9]+ (passed|failed)" "$OUT/test.log" | tail -n 1)
 passed=$(grep -oE "[0-9]+ passed" <<< "$last" | grep -oE "[0-9]+" || echo 0)
 failed=$(grep -oE "[0-9]+ (failed|errors?)" <<< "$last" | grep -oE "^[0-9]+" | paste -sd+ | bc 2>/dev/null)

@@ -42,6 +42,8 @@ rt.mgpuModuleLoad.restype = ctypes.c_void_p
 rt.mgpuModuleLoad.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
 rt.mgpuModuleGetFunction.restype = ctypes.c_void_p
 rt.mgpuModuleGetFunction.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+rt.rpeCudaLiveBytes.restype = ctypes.c_uint64
+rt.rpeCudaPeakBytes.restype = ctypes.c_uint64
 """ % RUNTIME
 
 
@@ -65,6 +67,8 @@ if count <= 0:
     assert rt.mgpuModuleGetFunction(None, b"k") is None
     rt.mgpuLaunchKernel(None, 1, 1, 1, 1, 1, 1, 0, None, None, None, 0)
     rt.mgpuMemFree(None, None)
+    # Nothing was allocated.
+    assert rt.rpeCudaLiveBytes() == 0 and rt.rpeCudaPeakBytes() == 0
     err = rt.rpeCudaGetLastError().decode()
     print("error", err)
     assert ("libcuda.so.1" in err) or ("no CUDA device" in err), err
@@ -81,7 +85,18 @@ else:
     rt.mgpuMemcpy(ctypes.c_void_p(dev), src.ctypes.data_as(ctypes.c_void_p), ctypes.c_size_t(64), None)
     rt.mgpuMemcpy(dst.ctypes.data_as(ctypes.c_void_p), ctypes.c_void_p(dev), ctypes.c_size_t(64), None)
     rt.mgpuStreamSynchronize(None)
+    # The memory counters: 64 bytes live, a peak of 64 + 1 MiB after a
+    # second allocation is freed, 0 live at the end; a reset peak is what
+    # is live.
+    assert rt.rpeCudaLiveBytes() == 64
+    other = rt.mgpuMemAlloc(1 << 20, None, False)
+    rt.mgpuMemFree(ctypes.c_void_p(other), None)
+    assert rt.rpeCudaLiveBytes() == 64
+    assert rt.rpeCudaPeakBytes() == 64 + (1 << 20)
+    rt.rpeCudaResetPeakBytes()
+    assert rt.rpeCudaPeakBytes() == 64
     rt.mgpuMemFree(ctypes.c_void_p(dev), None)
+    assert rt.rpeCudaLiveBytes() == 0
     assert (dst == src).all(), dst
     assert rt.rpeCudaGetLastError() == b""
     # A module that is not device code is an error with the driver's name.

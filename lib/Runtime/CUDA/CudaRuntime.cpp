@@ -23,6 +23,7 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #define RPE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -230,6 +231,50 @@ RPE_EXPORT void rpeCudaClearError() {
   lastError.clear();
 }
 
+namespace {
+/// Device memory the runtime handed out and has not freed: bytes per
+/// pointer, the total, and its peak since the last reset (benchmarks read
+/// it: the memory of rpe's calls, torch's allocator aside).
+std::mutex memoryMutex;
+std::unordered_map<void *, uint64_t> liveAllocations;
+uint64_t liveBytes = 0, peakBytes = 0;
+
+void noteAllocation(void *ptr, uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(memoryMutex);
+  liveAllocations[ptr] = bytes;
+  liveBytes += bytes;
+  if (liveBytes > peakBytes)
+    peakBytes = liveBytes;
+}
+
+void noteFree(void *ptr) {
+  std::lock_guard<std::mutex> lock(memoryMutex);
+  auto it = liveAllocations.find(ptr);
+  if (it == liveAllocations.end())
+    return;
+  liveBytes -= it->second;
+  liveAllocations.erase(it);
+}
+} // namespace
+
+/// Bytes of device memory allocated through mgpuMemAlloc and not freed.
+RPE_EXPORT uint64_t rpeCudaLiveBytes() {
+  std::lock_guard<std::mutex> lock(memoryMutex);
+  return liveBytes;
+}
+
+/// The most rpeCudaLiveBytes() was since the last rpeCudaResetPeakBytes().
+RPE_EXPORT uint64_t rpeCudaPeakBytes() {
+  std::lock_guard<std::mutex> lock(memoryMutex);
+  return peakBytes;
+}
+
+/// Starts a new peak from the bytes live now.
+RPE_EXPORT void rpeCudaResetPeakBytes() {
+  std::lock_guard<std::mutex> lock(memoryMutex);
+  peakBytes = liveBytes;
+}
+
 /// Number of CUDA devices, or -1 (and an error) without a driver.
 RPE_EXPORT int rpeCudaDeviceCount() {
   if (!ensureDriver())
@@ -404,15 +449,18 @@ RPE_EXPORT void *mgpuMemAlloc(uint64_t bytes, void * /*stream*/,
   bool ok = hostShared
                 ? RPE_CU(cuMemAllocManaged(&ptr, bytes, kMemAttachGlobal))
                 : RPE_CU(cuMemAlloc_v2(&ptr, bytes));
-  return ok ? reinterpret_cast<void *>(ptr) : nullptr;
+  if (!ok)
+    return nullptr;
+  noteAllocation(reinterpret_cast<void *>(ptr), bytes);
+  return reinterpret_cast<void *>(ptr);
 }
 
 RPE_EXPORT void mgpuMemFree(void *ptr, void * /*stream*/) {
   if (!ptr)
     return;
   ScopedContext scope;
-  if (scope.ok)
-    RPE_CU(cuMemFree_v2(reinterpret_cast<CUdeviceptr>(ptr)));
+  if (scope.ok && RPE_CU(cuMemFree_v2(reinterpret_cast<CUdeviceptr>(ptr))))
+    noteFree(ptr);
 }
 
 RPE_EXPORT void mgpuMemcpy(void *dst, void *src, size_t bytes, void *stream) {
