@@ -190,6 +190,7 @@ private:
   /// Evaluates the score_mod ops that depend only on (b, h) and values from
   /// outside once per query tile, into `tileInvariants`.
   void hoistTileInvariants(OpBuilder &b);
+  void expandBuckets();
   Value lanesVector(OpBuilder &b, Lanes &lanes, Value v);
 
   // ---- the kernel ----------------------------------------------------------
@@ -967,6 +968,23 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
       });
 }
 
+void KernelBuilder::expandBuckets() {
+  // The buckets left in score_mod (not Toeplitz: Swin's window2d) become
+  // their index arithmetic, which the lanes evaluate as vector ops, and
+  // whose row-only part (i / W, i mod W) LLVM hoists out of the key loop;
+  // as one op they would be evaluated lane by lane, per key.
+  if (op.getScoreMod().empty())
+    return;
+  SmallVector<BucketOp> buckets;
+  op.getScoreMod().walk([&](BucketOp bucket) { buckets.push_back(bucket); });
+  OpBuilder::InsertionGuard guard(rw);
+  for (BucketOp bucket : buckets) {
+    rw.setInsertionPoint(bucket);
+    rw.replaceOp(bucket, bucket.getBucketing().buildBucket(
+                             rw, bucket.getLoc(), bucket.getI(), bucket.getJ()));
+  }
+}
+
 void KernelBuilder::build() {
   rw.setInsertionPoint(op);
 
@@ -975,6 +993,7 @@ void KernelBuilder::build() {
   SmallVector<Value> diagonals;
   hoistToeplitzTerms(rw, op, opts.tileQ, &diagonals);
   paddedTables.insert(diagonals.begin(), diagonals.end());
+  expandBuckets();
 
   Value q = op.getQ(), k = op.getK(), v = op.getV();
   AttentionSizes dims = getAttentionSizes(rw, op);
