@@ -29,5 +29,9 @@ python3 bench/gpu_attention_bench.py --plot "$OUT/gpu_attention.png" "$@" 2>&1 \
   | tee "$OUT/bench.log"
 last=$(grep -E "[0-9]+ (passed|failed)" "$OUT/test.log" | tail -n 1)
 passed=$(grep -oE "[0-9]+ passed" <<< "$last" | grep -oE "[0-9]+" || echo 0)
-failed=$(grep -oE "[0-9]+ (failed|errors?)" <<< "$last" | grep -oE "^[0-9]+" | paste -sd+ | bc 2>/dev/null)
-echo "${passed:-0} passed, ${failed:-0} failed"
+failed=0
+for n in $(grep -oE "[0-9]+ (failed|errors?)" <<< "$last" | grep -oE "^[0-9]+"); do
+  failed=$((failed + n))
+done
+(( ${passed:-0} == 0 && failed == 0 )) && failed=1  # nothing ran
+echo "${passed:-0} passed, $failed failed"
