@@ -1,21 +1,23 @@
-//===- GPUAttentionTensorCores.cpp - f16 attention on tensor cores --------===//
+//===- GPUAttentionTensorCores.cpp - f16/bf16 attention on tensor cores ---===//
 //
-// f16 rpe.attention -> gpu.launch over (query block, head, batch) whose two
-// matmuls per key tile are warp-level vector ops on workgroup memory:
+// f16 / bf16 rpe.attention -> gpu.launch over (query block, head, batch)
+// whose two matmuls per key tile are warp-level vector ops on workgroup
+// memory:
 //
-//   S[rows, keys]  = Q[rows, D] · K[keys, D]ᵀ        (f16 in, f32 out)
-//   softmax step   : one thread per row: scale, bias, score_mod, masks,
-//                    running max and sum, P = exp(S - m) as f16, O *= alpha
-//   O[rows, Dv]   += P[rows, keys] · V[keys, Dv]     (f16 in, f32 acc)
+//   S[rows, keys]  = Q[rows, D] · K[keys, D]ᵀ        (16-bit in, f32 out)
+//   softmax step   : a few adjacent lanes per row: scale, bias, score_mod,
+//                    masks, running max and sum (gpu.shuffle), P = exp(S - m)
+//                    in the 16-bit type, O *= alpha
+//   O[rows, Dv]   += P[rows, keys] · V[keys, Dv]     (16-bit in, f32 acc)
 //
 // Warp w owns the 16-row slices w, w + warps, ... of both matmuls; each
 // 16×8 output tile is a loop of vector.contract over 16-wide slices of the
 // reduction read by vector.transfer_read from workgroup memory. Every such
 // nest carries the `rpe.mma` attribute, and rpe-gpu-tensor-cores turns it
-// into nvgpu.ldmatrix + nvgpu.mma.sync (m16n8k16); before that the same IR
-// runs anywhere (every thread computing its warp's tiles), which is how the
-// host emulation (one thread per block) tests the kernel. Nothing of size
-// Lq×Lk exists: S and P hold one key tile of the block's rows.
+// into nvgpu.ldmatrix + mma.sync (m16n8k16); before that the same IR runs
+// anywhere (every thread computing its warp's tiles), which is how the host
+// emulation (one thread per block) tests the kernel. Nothing of size Lq×Lk
+// exists: S and P hold one key tile of the block's rows.
 //
 //===----------------------------------------------------------------------===//
 
