@@ -28,6 +28,7 @@ as loops on the CPU (to test them without a GPU).
 """
 
 import ctypes
+import hashlib
 import json
 import os
 import shutil
@@ -278,11 +279,7 @@ class Function:
         its array interface `iface`."""
         where = "%s: argument %d (%s)" % (self.name, index, t)
         shape = tuple(iface["shape"])
-        element = iface.get("element")  # DLPack
-        if element is None:
-            element = next((e for e, s in _TYPESTR.items()
-                            if np.dtype(s) == np.dtype(iface["typestr"])),
-                           None)
+        element = iface.get("element") or _element_of(iface["typestr"])
         if element != t.element:
             raise TypeError("%s expects a device array of %s, got %s"
                             % (where, t.element,
@@ -529,6 +526,12 @@ _TYPESTR = {"f32": "<f4", "f16": "<f2", "f64": "<f8", "i8": "|i1",
             "i16": "<i2", "i32": "<i4", "i64": "<i8", "i1": "|b1"}
 
 
+def _element_of(typestr):
+    """rpe's element type for an array-interface typestr, or None."""
+    return next((e for e, s in _TYPESTR.items()
+                 if np.dtype(s) == np.dtype(typestr)), None)
+
+
 class DeviceArray:
     """A result in device memory (target="cuda" calls with device
     arguments). Exposes ``__cuda_array_interface__`` (version 3; not for
@@ -541,9 +544,7 @@ class DeviceArray:
                  element=None):
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
-        self.element = element or next(
-            (e for e, s in _TYPESTR.items() if np.dtype(s) == self.dtype),
-            None)
+        self.element = element or _element_of(self.dtype)
         self._address = address
         self._runtime = runtime
         self._owner = owner
@@ -625,18 +626,18 @@ _DL_ELEMENTS = {(2, 32): "f32", (2, 16): "f16", (2, 64): "f64",
 # The capsule functions with prototypes of our own (ctypes.pythonapi's are
 # shared with every other user): on objects, and on raw pointers (a
 # capsule's destructor must not take references to the dying capsule).
-_capsule_is_valid = ctypes.PYFUNCTYPE(
-    ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
-        ("PyCapsule_IsValid", ctypes.pythonapi))
-_capsule_pointer = ctypes.PYFUNCTYPE(
-    ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-        ("PyCapsule_GetPointer", ctypes.pythonapi))
-_raw_capsule_is_valid = ctypes.PYFUNCTYPE(
-    ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
-        ("PyCapsule_IsValid", ctypes.pythonapi))
-_raw_capsule_pointer = ctypes.PYFUNCTYPE(
-    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
-        ("PyCapsule_GetPointer", ctypes.pythonapi))
+def _python_api(name, restype, *argtypes):
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+
+
+_capsule_is_valid = _python_api("PyCapsule_IsValid", ctypes.c_int,
+                                ctypes.py_object, ctypes.c_char_p)
+_capsule_pointer = _python_api("PyCapsule_GetPointer", ctypes.c_void_p,
+                               ctypes.py_object, ctypes.c_char_p)
+_raw_capsule_is_valid = _python_api("PyCapsule_IsValid", ctypes.c_int,
+                                    ctypes.c_void_p, ctypes.c_char_p)
+_raw_capsule_pointer = _python_api("PyCapsule_GetPointer", ctypes.c_void_p,
+                                   ctypes.c_void_p, ctypes.c_char_p)
 
 
 class _DLManagedTensor(ctypes.Structure):
@@ -667,9 +668,8 @@ def _dl_capsule_destructor(capsule):
         _dl_exports.pop(_raw_capsule_pointer(capsule, b"dltensor"), None)
 
 
-_capsule_new = ctypes.PYFUNCTYPE(
-    ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p,
-    _DL_CAPSULE_DESTRUCTOR)(("PyCapsule_New", ctypes.pythonapi))
+_capsule_new = _python_api("PyCapsule_New", ctypes.py_object, ctypes.c_void_p,
+                           ctypes.c_char_p, _DL_CAPSULE_DESTRUCTOR)
 
 
 def _dlpack_export(array):
@@ -793,7 +793,6 @@ class _ModuleCache:
 
     @staticmethod
     def key(text, name, **options):
-        import hashlib
         blob = json.dumps([text, name, options], sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()[:32]
 

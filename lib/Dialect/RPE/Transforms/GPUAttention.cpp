@@ -93,6 +93,57 @@ Value mlir::rpe::buildGPUBlockKeyEnd(OpBuilder &b, Location loc, AttentionOp op,
   return buildKeyEnd(b, loc, dims.lk, length, causalEnd);
 }
 
+GPUKernelFrame mlir::rpe::beginGPUKernel(RewriterBase &rewriter, AttentionOp op,
+                                         const AttentionSizes &dims,
+                                         Value numBlocks) {
+  Location loc = op.getLoc();
+  RankedTensorType resultType = op.getResult().getType();
+  auto outType =
+      MemRefType::get(resultType.getShape(), resultType.getElementType());
+  GPUKernelFrame frame;
+  frame.out =
+      memref::AllocOp::create(rewriter, loc, outType, dims.resultDynamicSizes);
+  // An empty grid is not a valid launch: skip it (the output is empty).
+  Value work = arith::MulIOp::create(
+      rewriter, loc,
+      arith::MulIOp::create(rewriter, loc, numBlocks, dims.heads), dims.batch);
+  Value nonEmpty =
+      arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, work,
+                            indexConst(rewriter, loc, 0));
+  frame.nonEmpty = scf::IfOp::create(rewriter, loc, nonEmpty,
+                                     /*withElseRegion=*/false);
+  rewriter.setInsertionPointToStart(frame.nonEmpty.thenBlock());
+  return frame;
+}
+
+void mlir::rpe::finishGPUKernel(RewriterBase &rewriter, AttentionOp op,
+                                Block &body, const GPUKernelFrame &frame) {
+  rewriter.setInsertionPointToEnd(&body);
+  gpu::TerminatorOp::create(rewriter, op.getLoc());
+  rewriter.setInsertionPointAfter(frame.nonEmpty);
+  Value result = bufferization::ToTensorOp::create(
+      rewriter, op.getLoc(), op.getResult().getType(), frame.out,
+      /*restrict=*/true, /*writable=*/true);
+  rewriter.replaceOp(op, result);
+}
+
+GPURowNormalizer mlir::rpe::buildGPURowNormalizer(OpBuilder &b, Location loc,
+                                                  Value lsum) {
+  Value zero = f32Const(b, loc, 0.0), oneF = f32Const(b, loc, 1.0);
+  Value empty =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lsum, zero);
+  Value safe = arith::SelectOp::create(b, loc, empty, oneF, lsum);
+  return {arith::DivFOp::create(b, loc, oneF, safe), empty};
+}
+
+Value mlir::rpe::normalizeGPUOutput(OpBuilder &b, Location loc,
+                                    const GPURowNormalizer &row, Value acc,
+                                    Type elementType) {
+  Value o = arith::MulFOp::create(b, loc, acc, row.inverse);
+  o = arith::SelectOp::create(b, loc, row.empty, f32Const(b, loc, 0.0), o);
+  return castFloat(b, loc, o, elementType);
+}
+
 Value mlir::rpe::buildGPUScore(OpBuilder &b, Location l, AttentionOp op,
                                Value s, Value b0, Value h, Value row,
                                Value qPos, Value keyRaw, Value key,
@@ -177,20 +228,8 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
     Value one = indexConst(rewriter, loc, 1);
     Value rowsC = indexConst(rewriter, loc, rows);
     Value numBlocks = arith::CeilDivUIOp::create(rewriter, loc, dims.lq, rowsC);
-    auto outType = MemRefType::get(resultType.getShape(), elementType);
-    Value out = memref::AllocOp::create(rewriter, loc, outType,
-                                        dims.resultDynamicSizes);
-
-    // An empty grid is not a valid launch: skip it (the output is empty).
-    Value work = arith::MulIOp::create(
-        rewriter, loc,
-        arith::MulIOp::create(rewriter, loc, numBlocks, dims.heads),
-        dims.batch);
-    Value nonEmpty = arith::CmpIOp::create(
-        rewriter, loc, arith::CmpIPredicate::ne, work, zero);
-    auto ifOp = scf::IfOp::create(rewriter, loc, nonEmpty,
-                                  /*withElseRegion=*/false);
-    rewriter.setInsertionPointToStart(ifOp.thenBlock());
+    GPUKernelFrame frame = beginGPUKernel(rewriter, op, dims, numBlocks);
+    Value out = frame.out;
 
     auto workgroup =
         gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -433,18 +472,12 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
     auto store = scf::IfOp::create(rewriter, loc, active,
                                    /*withElseRegion=*/false);
     rewriter.setInsertionPointToStart(store.thenBlock());
-    Value zeroF = f32Const(rewriter, loc, 0.0);
-    Value empty = arith::CmpFOp::create(rewriter, loc,
-                                        arith::CmpFPredicate::OEQ, lsum, zeroF);
-    Value safeSum = arith::SelectOp::create(rewriter, loc, empty,
-                                            f32Const(rewriter, loc, 1.0), lsum);
-    Value inv = arith::DivFOp::create(rewriter, loc,
-                                      f32Const(rewriter, loc, 1.0), safeSum);
+    GPURowNormalizer normalizer = buildGPURowNormalizer(rewriter, loc, lsum);
     auto storeOut = [&](OpBuilder &b, Location l, Value e, Value accE) {
-      Value o = arith::MulFOp::create(b, l, accE, inv);
-      o = arith::SelectOp::create(b, l, empty, zeroF, o);
       Value at[] = {b0, h, row, e};
-      memref::StoreOp::create(b, l, castFloat(b, l, o, elementType), out, at);
+      memref::StoreOp::create(
+          b, l, normalizeGPUOutput(b, l, normalizer, accE, elementType), out,
+          at);
     };
     if (inRegisters) {
       for (int64_t e = 0; e < valueDim; ++e)
@@ -456,13 +489,7 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
                  storeOut(b, l, e, memref::LoadOp::create(b, l, accMem, e));
                });
     }
-    rewriter.setInsertionPointToEnd(&body);
-    gpu::TerminatorOp::create(rewriter, loc);
-
-    rewriter.setInsertionPointAfter(ifOp);
-    Value result = bufferization::ToTensorOp::create(
-        rewriter, loc, resultType, out, /*restrict=*/true, /*writable=*/true);
-    rewriter.replaceOp(op, result);
+    finishGPUKernel(rewriter, op, body, frame);
     return success();
   }
 

@@ -240,20 +240,8 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
     Value one = indexConst(rewriter, loc, 1);
     Value rowsC = indexConst(rewriter, loc, rows);
     Value numBlocks = arith::CeilDivUIOp::create(rewriter, loc, dims.lq, rowsC);
-    auto outType = MemRefType::get(resultType.getShape(), elementType);
-    Value out = memref::AllocOp::create(rewriter, loc, outType,
-                                        dims.resultDynamicSizes);
-    // An empty grid is not a valid launch: skip it (the output is empty).
-    Value work = arith::MulIOp::create(
-        rewriter, loc,
-        arith::MulIOp::create(rewriter, loc, numBlocks, dims.heads),
-        dims.batch);
-    auto ifOp = scf::IfOp::create(
-        rewriter, loc,
-        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ne, work,
-                              zero),
-        /*withElseRegion=*/false);
-    rewriter.setInsertionPointToStart(ifOp.thenBlock());
+    GPUKernelFrame frame = beginGPUKernel(rewriter, op, dims, numBlocks);
+    Value out = frame.out;
 
     auto workgroup =
         gpu::AddressSpaceAttr::get(ctx, gpu::AddressSpace::Workgroup);
@@ -489,25 +477,14 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
           OpBuilder sb = OpBuilder::atBlockBegin(store.thenBlock());
           Value lsum = memref::LoadOp::create(
               sb, l, stats, ValueRange{indexConst(sb, l, 1), r});
-          Value zeroF = f32Const(sb, l, 0.0);
-          Value empty = arith::CmpFOp::create(sb, l, arith::CmpFPredicate::OEQ,
-                                              lsum, zeroF);
-          Value safe =
-              arith::SelectOp::create(sb, l, empty, f32Const(sb, l, 1.0), lsum);
-          Value o = arith::DivFOp::create(
-              sb, l, memref::LoadOp::create(sb, l, oTile, ValueRange{r, e}),
-              safe);
-          o = arith::SelectOp::create(sb, l, empty, zeroF, o);
-          memref::StoreOp::create(sb, l, castFloat(sb, l, o, elementType), out,
-                                  ValueRange{b0, h, row, e});
+          Value acc = memref::LoadOp::create(sb, l, oTile, ValueRange{r, e});
+          memref::StoreOp::create(
+              sb, l,
+              normalizeGPUOutput(sb, l, buildGPURowNormalizer(sb, l, lsum), acc,
+                                 elementType),
+              out, ValueRange{b0, h, row, e});
         });
-    rewriter.setInsertionPointToEnd(&body);
-    gpu::TerminatorOp::create(rewriter, loc);
-
-    rewriter.setInsertionPointAfter(ifOp);
-    Value result = bufferization::ToTensorOp::create(
-        rewriter, loc, resultType, out, /*restrict=*/true, /*writable=*/true);
-    rewriter.replaceOp(op, result);
+    finishGPUKernel(rewriter, op, body, frame);
     return success();
   }
 

@@ -9,6 +9,7 @@
 #define RPE_DIALECT_RPE_TRANSFORMS_ATTENTIONUTILS_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
@@ -67,6 +68,31 @@ Value buildDiagonalShift(OpBuilder &b, AttentionOp op);
 Value buildGPUBlockKeyEnd(OpBuilder &b, Location loc, AttentionOp op,
                           const AttentionSizes &dims, Value b0, Value row0,
                           Value rows);
+
+/// The frame both GPU attention kernels share: the result buffer and the
+/// `scf.if` that skips an empty grid (not a valid launch), with the rewriter
+/// left at the start of its body.
+struct GPUKernelFrame {
+  Value out;
+  scf::IfOp nonEmpty;
+};
+GPUKernelFrame beginGPUKernel(RewriterBase &rewriter, AttentionOp op,
+                              const AttentionSizes &dims, Value numBlocks);
+/// Terminates the launch body `body` and replaces `op` by the result buffer
+/// as a tensor.
+void finishGPUKernel(RewriterBase &rewriter, AttentionOp op, Block &body,
+                     const GPUKernelFrame &frame);
+
+/// An output row's normalization: 1 / l, and whether the row saw no key
+/// (l = 0), whose outputs are 0.
+struct GPURowNormalizer {
+  Value inverse, empty;
+};
+GPURowNormalizer buildGPURowNormalizer(OpBuilder &b, Location loc, Value lsum);
+/// acc / l in `elementType`, 0 for a row without keys.
+Value normalizeGPUOutput(OpBuilder &b, Location loc,
+                         const GPURowNormalizer &row, Value acc,
+                         Type elementType);
 
 /// A GPU kernel's score of (row, key): `s` (the scaled q·k, f32) plus the
 /// bias and `score_mod`, or -inf where the key is masked (`keyRaw >= kEnd`,
