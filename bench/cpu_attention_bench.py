@@ -16,6 +16,14 @@ aligned to the bottom right).
     python3 bench/cpu_attention_bench.py [--lengths 256,...] [--repeats 5]
         [--impls a,b,...] [--no-decode] [--json out.json] [--plot out.png]
         [--markdown out.md]
+    python3 bench/cpu_attention_bench.py --interleave ROUNDS
+        [--impls rpe_...] [--lengths ...] [--baseline-library old/librpe-c.so]
+
+--interleave measures rpe against itself in one process (every
+implementation compiled once, called in turn): the cost of a term over the
+bias-free kernel, or with --baseline-library, of one build over another
+(e.g. a `git worktree` of an earlier commit built with
+-DRPE_BUILD_TESTS=OFF), as medians of per-round time ratios.
 
 PyTorch is needed for the torch columns: when the running Python cannot
 import it, the script creates a virtual environment
@@ -174,8 +182,48 @@ def _t5_hf_module(length):
     return export(Core(), (q, q, q), func_name="attn")
 
 
-def _build(impl, length, dec):
-    """Returns (call, output_bytes): `call()` runs the implementation once."""
+def _compile_rpe(text, library=None):
+    """rpe.compile(text) as the benchmark compiles it; with `library`, by
+    that librpe-c.so (another build of rpe) in a child process, and loaded
+    here: modules of two builds side by side in one process."""
+    import rpe
+    opts = dict(cpu="native", opt_level=3, num_threads=THREADS)
+    if library is None:
+        return rpe.compile(text, **opts)
+    from rpe.compiler import Module
+    tmp = tempfile.mkdtemp(prefix="rpe-bench-")
+    src, out = os.path.join(tmp, "module.mlir"), os.path.join(tmp, "module.so")
+    with open(src, "w") as f:
+        f.write(text)
+    proc = subprocess.run([sys.executable, os.path.abspath(__file__),
+                           "--compile-only", src, out],
+                          env=dict(os.environ, RPE_LIBRARY=library),
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit("cpu_attention_bench: compiling with %s failed:\n%s"
+                 % (library, proc.stderr))
+    functions = json.loads(proc.stdout.strip().splitlines()[-1])
+    return Module(out, functions, tmp)
+
+
+def _compile_only(src, out):
+    """--compile-only: compiles `src` to the shared library `out` and prints
+    its functions (the C API's description) as JSON."""
+    import rpe
+    from rpe import _capi
+    with open(src) as f:
+        text = f.read()
+    rpe.compile(text, cpu="native", opt_level=3, num_threads=THREADS,
+                output=out)
+    ok, description, diagnostics = _capi.compiler().describe(text, src)
+    if not ok:
+        sys.exit(diagnostics)
+    print(json.dumps(json.loads(description)["functions"]))
+
+
+def _build(impl, length, dec, library=None):
+    """Returns (call, output_bytes): `call()` runs the implementation once;
+    rpe implementations are compiled by `library` when given."""
     import numpy as np
     rng = np.random.default_rng(0)
     if impl == "rpe_t5_hf":
@@ -211,7 +259,7 @@ def _build(impl, length, dec):
             fn = mod.attn
             return (lambda: fn(q, k, v, lk - lq)), q.nbytes
         text = _rpe_module(impl, length)
-        mod = rpe.compile(text, cpu="native", opt_level=3, num_threads=THREADS)
+        mod = _compile_rpe(text, library)
         fn = mod.attn
         types = text.arg_types if hasattr(text, "arg_types") else \
             ["tensor<%dx%dx?x%dxf32>" % (B, H, D)] * 3
@@ -290,6 +338,50 @@ def child(impl, length, repeats, dec):
     times = _time_calls(call, repeats)
     extra = max(0, _status("VmHWM") - base - out_bytes)
     print(json.dumps({"times": times, "extra": extra}))
+
+
+def interleave(impls, lengths, rounds, baseline=None):
+    """Every rpe implementation compiled once per length in this process
+    (and again by the `baseline` librpe-c.so, as "<impl>@base"), warmed up,
+    then called in turn `rounds` times. Prints, per variant, the min and
+    median time, the median over rounds of its time / rpe_none's time of
+    the same build in the same round (the cost of a term) and, with a
+    baseline, of its time / the baseline's (the cost of a change): ratios
+    with the machine's drift cancelled."""
+    results = []
+    for length in lengths:
+        variants = []
+        for impl in impls:
+            variants.append((impl, _build(impl, length, None)[0]))
+            if baseline:
+                variants.append((impl + "@base",
+                                 _build(impl, length, None, baseline)[0]))
+        for _, call in variants:
+            call()
+            call()
+        times = {name: [] for name, _ in variants}
+        for _ in range(rounds):
+            for name, call in variants:
+                times[name].extend(_time_calls(call, 1))
+        for name, _ in variants:
+            impl, base = name.split("@")[0], name.endswith("@base")
+            row = {"L": length, "variant": name,
+                   "min_ms": 1e3 * min(times[name]),
+                   "median_ms": 1e3 * statistics.median(times[name])}
+            refs = {"over_none": "rpe_none@base" if base else "rpe_none"}
+            if baseline and not base:
+                refs["over_base"] = impl + "@base"
+            text = ""
+            for key, ref in refs.items():
+                if ref in times and ref != name:
+                    row[key] = statistics.median(
+                        a / b for a, b in zip(times[name], times[ref]))
+                    text += "  %.3f x %s" % (row[key], ref)
+            results.append(row)
+            print("%5d %-22s min %9.2f ms  median %9.2f ms%s" % (
+                length, name, row["min_ms"], row["median_ms"], text),
+                flush=True)
+    return results
 
 
 # --------------------------------------------------------------------------
@@ -417,7 +509,32 @@ def main():
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--decode-shape", help=argparse.SUPPRESS)
     parser.add_argument("--export-t5-hf", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--compile-only", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--interleave", type=int, metavar="ROUNDS",
+                        help="rpe implementations only: compile each once "
+                        "per length in one process and call them in turn "
+                        "ROUNDS times (see interleave())")
+    parser.add_argument("--baseline-library", metavar="LIBRPE_C",
+                        help="with --interleave: also compile every "
+                        "implementation with this librpe-c.so (another "
+                        "build) and report new / baseline time ratios")
     args = parser.parse_args()
+    if args.compile_only:
+        _compile_only(*args.compile_only)
+        return
+    if args.interleave:
+        impls = [i for i in args.impls.split(",") if i.startswith("rpe_")]
+        if "rpe_none" not in impls and not args.baseline_library:
+            impls.insert(0, "rpe_none")
+        os.environ["OMP_NUM_THREADS"] = str(THREADS)
+        results = interleave(impls, [int(x) for x in args.lengths.split(",")],
+                             args.interleave, args.baseline_library)
+        if args.json:
+            with open(args.json, "w") as f:
+                json.dump({"threads": THREADS, "rounds": args.interleave,
+                           "baseline": args.baseline_library,
+                           "rows": results}, f, indent=1)
+        return
     if args.export_t5_hf:
         with open(args.export_t5_hf[1], "w") as f:
             f.write(_t5_hf_module(int(args.export_t5_hf[0])))

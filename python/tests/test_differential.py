@@ -803,6 +803,10 @@ def gen_relative_bias_attention():
         (Log(0, 5), 2, 1, 8, False, True, True),
         (Window2D(2, 3), 2, 2, 8, False, True, True),   # lengths beyond the window
         (Window2D(7, 7), 3, 3, 8, True, False, False),
+        # Widths that are multiples of the CPU kernel's vector width (8, 16):
+        # its rows read the window table as contiguous vectors.
+        (Window2D(3, 16), 2, 1, 8, True, True, False),
+        (Window2D(5, 8), 2, 2, 8, False, False, True),
     ]
     for b, H, Hkv, d, causal, kl, off in specs:
         name = "rba_" + bk_id(b)
@@ -833,6 +837,8 @@ def gen_relative_bias_attention():
     # Swin window attention (static windows).
     for n, (wh, ww, H, d, elem, Bs) in enumerate(((7, 7, 3, 8, "f32", (1, 4)),
                                                   (2, 3, 2, 8, "f32", (3,)),
+                                                  (3, 16, 2, 8, "f32", (2,)),
+                                                  (2, 32, 2, 16, "f32", (1,)),
                                                   (4, 4, 2, 8, "f16", (2,)),
                                                   (2, 2, 4, 4, "bf16", (2,)))):
         name = "swin%d" % n

@@ -110,20 +110,23 @@ func.func @toeplitz(%q: tensor<1x2x60x8xf32>, %k: tensor<1x2x70x8xf32>, %t: tens
 
 // The Shaw / DeBERTa gather trick: the projection is gathered along the
 // query lanes (masked to the rows of the tile) with the bucket from a
-// head-independent diagonal table (1 × (Lq + Lk - 1 + tile-q)); a
-// non-Toeplitz bucket (window2d) becomes its index arithmetic on lane
-// vectors (the key's part scalar), no per-lane rpe.bucket.
+// head-independent diagonal table (1 × (Lq + Lk - 1 + tile-q)); a window2d
+// bias becomes a table over the plane differences P(i) - P(j) (P(t) = t +
+// (t floordiv 3)·2), gathered along the lanes: with a width that is not a
+// multiple of the vector width, P of the lanes is a vector (outside the key
+// loop) and P of the key a scalar; no per-lane rpe.bucket.
 // CHECK-LABEL: func.func @gather_and_lanes
 // CHECK: %[[BD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xindex>)
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK: arith.floordivsi %{{.*}}, %c5 : index
 // CHECK: scf.forall
 // CHECK: %[[BK:.*]] = vector.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xindex>, vector<8xindex>
 // CHECK: vector.gather %{{.*}}[%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<60xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // CHECK-NOT: rpe.bucket
 // CHECK: arith.floordivsi %{{.*}}, %{{.*}} : vector<8xindex>
+// CHECK: scf.for
 // CHECK: arith.floordivsi %{{.*}}, %c3 : index
-// CHECK: arith.maxsi %{{.*}} : vector<8xindex>
-// CHECK: arith.minsi %{{.*}} : vector<8xindex>
-// CHECK: vector.gather %{{.*}} : memref<30xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK: vector.gather %{{.*}} : memref<?xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // CHECK-NOT: vector.from_elements {{.*}} : vector<8xindex>
 
 func.func @gather_and_lanes(%q: tensor<1x2x6x8xf32>, %qe: tensor<1x2x6x5xf32>, %t: tensor<15x2xf32>) -> tensor<1x2x6x8xf32> {
@@ -138,6 +141,45 @@ func.func @gather_and_lanes(%q: tensor<1x2x6x8xf32>, %qe: tensor<1x2x6x5xf32>, %
     rpe.yield %r2 : f32
   }
   return %0 : tensor<1x2x6x8xf32>
+}
+
+// -----
+
+// A window whose width is a multiple of the vector width: the rows of every
+// vector lie in one window row, so the table index P(i) - P(j) + shift is
+// lane-affine and read as one contiguous vector per key (no gather). With a
+// q_offset the rows need not be aligned: a gather.
+// CHECK-LABEL: func.func @window_rows
+// CHECK: %[[WT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK: %[[WB:.*]] = bufferization.to_buffer %[[WT]]
+// CHECK: scf.forall
+// CHECK-NOT: vector.gather
+// CHECK: vector.load %[[WB]][%{{.*}}, %{{.*}}] : memref<?x?xf32>, vector<8xf32>
+// CHECK-NOT: vector.gather
+// CHECK-LABEL: func.func @window_rows_offset
+// CHECK: scf.forall
+// CHECK: vector.gather %{{.*}} : memref<?xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+
+func.func @window_rows(%q: tensor<1x2x32x8xf32>, %t: tensor<105x2xf32>) -> tensor<1x2x32x8xf32> {
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32> -> tensor<1x2x32x8xf32> {
+  ^bb0(%s: f32, %bb: index, %h: index, %i: index, %j: index):
+    %bw = rpe.bucket %i, %j by window2d<height = 4, width = 8>
+    %w = tensor.extract %t[%bw, %h] : tensor<105x2xf32>
+    %r = arith.addf %s, %w : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x32x8xf32>
+}
+
+func.func @window_rows_offset(%q: tensor<1x2x32x8xf32>, %t: tensor<105x2xf32>, %off: index) -> tensor<1x2x32x8xf32> {
+  %0 = rpe.attention %q, %q, %q q_offset(%off) : tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32>, tensor<1x2x32x8xf32> -> tensor<1x2x32x8xf32> {
+  ^bb0(%s: f32, %bb: index, %h: index, %i: index, %j: index):
+    %bw = rpe.bucket %i, %j by window2d<height = 4, width = 8>
+    %w = tensor.extract %t[%bw, %h] : tensor<105x2xf32>
+    %r = arith.addf %s, %w : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x32x8xf32>
 }
 
 // -----

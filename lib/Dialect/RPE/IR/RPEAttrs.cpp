@@ -409,6 +409,26 @@ Value Window2DBucketingAttr::buildBucket(OpBuilder &builder, Location loc,
 
 bool Window2DBucketingAttr::isToeplitz() const { return false; }
 
+Value Window2DBucketingAttr::buildPlaneOffset(OpBuilder &builder, Location loc,
+                                              Value t) const {
+  ArithBuilder ab{builder, loc};
+  int64_t ww = getWidth();
+  return ab.add(t, ab.mul(ab.floorDiv(t, ww), ab.idx(ww - 1)));
+}
+
+Value Window2DBucketingAttr::buildBucketFromPlaneDifference(OpBuilder &builder,
+                                                            Location loc,
+                                                            Value v) const {
+  // v = dh·(2Ww - 1) + dw with |dw| <= Ww - 1: one (dh, dw) per v.
+  ArithBuilder ab{builder, loc};
+  int64_t wh = getHeight(), ww = getWidth();
+  Value dh = ab.floorDiv(ab.add(v, ab.idx(ww - 1)), 2 * ww - 1);
+  Value dw = ab.sub(v, ab.mul(dh, ab.idx(2 * ww - 1)));
+  dh = ab.clamp(dh, -(wh - 1), wh - 1);
+  return ab.add(ab.mul(ab.add(dh, ab.idx(wh - 1)), ab.idx(2 * ww - 1)),
+                ab.add(dw, ab.idx(ww - 1)));
+}
+
 //===----------------------------------------------------------------------===//
 // RoPE scaling
 //===----------------------------------------------------------------------===//

@@ -61,6 +61,27 @@ bool isDiagonalLeaf(Operation &op, Block &block) {
          bucket.getJ() == block.getArgument(4);
 }
 
+/// What the tabulated terms depend on: the diagonal `i - j` (Toeplitz), or,
+/// with `window` set, the difference of the window's plane offsets
+/// `P(i) - P(j)` (Window2DBucketingAttr::buildPlaneOffset), a function of
+/// which the window's `rpe.bucket(i, j)` is.
+struct TermGeometry {
+  Window2DBucketingAttr window;
+
+  bool isLeaf(Operation &op, Block &block) const {
+    if (!window)
+      return isDiagonalLeaf(op, block);
+    auto bucket = dyn_cast<BucketOp>(op);
+    return bucket && bucket.getBucketing() == window &&
+           bucket.getI() == block.getArgument(3) &&
+           bucket.getJ() == block.getArgument(4);
+  }
+  /// Position t's coordinate: t, or its plane offset.
+  Value coordinate(OpBuilder &b, Location loc, Value t) const {
+    return window ? window.buildPlaneOffset(b, loc, t) : t;
+  }
+};
+
 /// A diagonal leaf (not a bucket) rebuilt from `d = i - j` (index).
 Value buildDiagonalLeaf(OpBuilder &b, Location loc, Operation &leaf,
                         Block &block, Value d) {
@@ -101,14 +122,15 @@ Value buildDiagonalLeaf(OpBuilder &b, Location loc, Operation &leaf,
 }
 
 /// The ops of `block` that `root` depends on, in block order.
-SmallVector<Operation *> backwardSlice(Value root, Block &block) {
+SmallVector<Operation *> backwardSlice(Value root, Block &block,
+                                       const TermGeometry &geometry) {
   DenseSet<Operation *> seen;
   SmallVector<Value> worklist = {root};
   while (!worklist.empty()) {
     Operation *def = worklist.pop_back_val().getDefiningOp();
     if (!def || def->getBlock() != &block || !seen.insert(def).second)
       continue;
-    if (!isDiagonalLeaf(*def, block))
+    if (!geometry.isLeaf(*def, block))
       llvm::append_range(worklist, def->getOperands());
   }
   SmallVector<Operation *> slice;
@@ -120,9 +142,13 @@ SmallVector<Operation *> backwardSlice(Value root, Block &block) {
 
 } // namespace
 
-int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
-                                      int64_t padding,
-                                      SmallVectorImpl<Value> *tables) {
+namespace {
+
+/// hoistToeplitzTerms and hoistWindowTerms: the terms that depend on the
+/// positions only through `geometry`'s leaves.
+int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
+                   SmallVectorImpl<Value> *tables,
+                   const TermGeometry &geometry) {
   Region &region = op.getScoreMod();
   if (region.empty())
     return 0;
@@ -141,7 +167,7 @@ int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
   };
   for (Operation &inner : block.without_terminator()) {
     Dependence d = Dependence::None;
-    if (isDiagonalLeaf(inner, block))
+    if (geometry.isLeaf(inner, block))
       d = Dependence::Diagonal;
     else if (!isPure(&inner) || inner.getNumRegions() != 0)
       d = Dependence::Other;
@@ -167,7 +193,7 @@ int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
       if (dependenceOf(v) != Dependence::Diagonal ||
           !v.getType().isIntOrIndexOrFloat())
         continue;
-      SmallVector<Operation *> slice = backwardSlice(v, block);
+      SmallVector<Operation *> slice = backwardSlice(v, block, geometry);
       if (!v.getType().isIntOrFloat() &&
           llvm::none_of(slice, [](Operation *o) { return isa<BucketOp>(o); }))
         continue;
@@ -189,20 +215,48 @@ int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
   Location loc = op.getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  Value shift = buildDiagonalShift(rewriter, op);
-  Value length = diagonalLength(rewriter, op, padding);
+  Value shift, length, lastDiagonal;
   Value zero = indexConst(rewriter, loc, 0);
-  // Padding entries repeat the last diagonal, so that what they compute
-  // (a gather) stays in bounds.
-  Value lastDiagonal = padding > 0 ? diagonalLength(rewriter, op, -1) : Value();
+  if (!geometry.window) {
+    shift = buildDiagonalShift(rewriter, op);
+    length = diagonalLength(rewriter, op, padding);
+    // Padding entries repeat the last diagonal, so that what they compute
+    // (a gather) stays in bounds.
+    if (padding > 0)
+      lastDiagonal = diagonalLength(rewriter, op, -1);
+  } else {
+    // Query positions [o, o + Lq), keys [0, Lk): the coordinate differences
+    // run over [C(o) - C(Lk - 1), C(o + Lq - 1) - C(0)] (C is monotonic);
+    // every bucket is in range, so padding entries need no clamp.
+    auto coord = [&](Value t) { return geometry.coordinate(rewriter, loc, t); };
+    Value one = indexConst(rewriter, loc, 1);
+    Value off = op.getQOffset() ? op.getQOffset() : zero;
+    Value lq = dimValue(rewriter, loc, op.getQ(), 2);
+    Value lk = dimValue(rewriter, loc, op.getK(), 2);
+    Value lastKey = arith::SubIOp::create(rewriter, loc, lk, one);
+    Value lastQuery = arith::SubIOp::create(
+        rewriter, loc, arith::AddIOp::create(rewriter, loc, off, lq), one);
+    shift = arith::SubIOp::create(rewriter, loc, coord(lastKey), coord(off));
+    Value last = arith::AddIOp::create(
+        rewriter, loc,
+        arith::SubIOp::create(rewriter, loc, coord(lastQuery), coord(zero)),
+        shift);
+    // Without a query or a key the range is empty.
+    length = arith::AddIOp::create(
+        rewriter, loc,
+        arith::MaxSIOp::create(rewriter, loc,
+                               arith::AddIOp::create(rewriter, loc, last, one),
+                               zero),
+        indexConst(rewriter, loc, padding));
+  }
   for (Value root : roots) {
-    SmallVector<Operation *> slice = backwardSlice(root, block);
+    SmallVector<Operation *> slice = backwardSlice(root, block, geometry);
     if (root == roots.front() && !checks.empty()) {
       DenseSet<Operation *> members(slice.begin(), slice.end());
       for (Operation *check : checks) {
         members.insert(check);
         for (Operation *o :
-             backwardSlice(cast<cf::AssertOp>(check).getArg(), block))
+             backwardSlice(cast<cf::AssertOp>(check).getArg(), block, geometry))
           members.insert(o);
       }
       slice.clear();
@@ -225,14 +279,19 @@ int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
           Value r = idx[1];
           if (lastDiagonal)
             r = arith::MinSIOp::create(b, l, r, lastDiagonal);
-          Value d = arith::SubIOp::create(b, l, r, shift); // i - j
+          // i - j, or P(i) - P(j).
+          Value d = arith::SubIOp::create(b, l, r, shift);
           IRMapping map;
           map.map(hArg, idx[0]);
           for (Operation *o : slice) {
-            if (auto bucket = dyn_cast<BucketOp>(o)) {
+            if (geometry.window && geometry.isLeaf(*o, block)) {
+              map.map(o->getResult(0),
+                      geometry.window.buildBucketFromPlaneDifference(b, l, d));
+            } else if (auto bucket = dyn_cast<BucketOp>(o);
+                       bucket && geometry.isLeaf(*o, block)) {
               map.map(bucket.getResult(),
                       bucket.getBucketing().buildBucket(b, l, d, zero));
-            } else if (isDiagonalLeaf(*o, block)) {
+            } else if (geometry.isLeaf(*o, block)) {
               map.map(o->getResult(0), buildDiagonalLeaf(b, l, *o, block, d));
             } else {
               b.clone(*o, map);
@@ -242,11 +301,16 @@ int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
         });
     if (tables)
       tables->push_back(table);
-    // root -> table[h or 0, i - j + shift], right after its definition.
+    // root -> table[h or 0, C(i) - C(j) + shift], right after its
+    // definition.
     rewriter.setInsertionPointAfterValue(root);
     Location rl = root.getLoc();
     Value r = arith::AddIOp::create(
-        rewriter, rl, arith::SubIOp::create(rewriter, rl, iArg, jArg), shift);
+        rewriter, rl,
+        arith::SubIOp::create(rewriter, rl,
+                              geometry.coordinate(rewriter, rl, iArg),
+                              geometry.coordinate(rewriter, rl, jArg)),
+        shift);
     Value lookup = tensor::ExtractOp::create(
         rewriter, rl, table, ValueRange{perHead ? hArg : zero, r});
     rewriter.replaceAllUsesWith(root, lookup);
@@ -261,6 +325,32 @@ int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
     if (inner->use_empty() && isPure(inner))
       rewriter.eraseOp(inner);
   return roots.size();
+}
+
+} // namespace
+
+int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
+                                      int64_t padding,
+                                      SmallVectorImpl<Value> *tables) {
+  return hoistTerms(rewriter, op, padding, tables, TermGeometry{});
+}
+
+int64_t mlir::rpe::hoistWindowTerms(RewriterBase &rewriter, AttentionOp op,
+                                    int64_t padding,
+                                    SmallVectorImpl<Value> *tables) {
+  if (op.getScoreMod().empty())
+    return 0;
+  // One table set per window bucketing of score_mod.
+  SetVector<Attribute> windows;
+  op.getScoreMod().walk([&](BucketOp bucket) {
+    if (auto w = dyn_cast<Window2DBucketingAttr>(bucket.getBucketing()))
+      windows.insert(w);
+  });
+  int64_t hoisted = 0;
+  for (Attribute w : windows)
+    hoisted += hoistTerms(rewriter, op, padding, tables,
+                          TermGeometry{cast<Window2DBucketingAttr>(w)});
+  return hoisted;
 }
 
 bool mlir::rpe::isPureUpToChecks(Operation *op) {

@@ -40,6 +40,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -228,8 +229,12 @@ private:
   SmallVector<math::ExpOp> expOps;
   /// Buffers of the tensors the kernel reads.
   DenseMap<Value, Value> buffers;
-  /// Diagonal tables built with padding: contiguous reads stay in bounds.
+  /// Diagonal and window tables built with padding: contiguous reads stay
+  /// in bounds.
   DenseSet<Value> paddedTables;
+  /// Whether the query rows of every vector start at a multiple of the
+  /// vector width (no q_offset).
+  bool rowsAligned = false;
 
   // Sizes and per-tile values (valid while building the body).
   Value batch, heads, kvHeads, lq, headDim, lk, valueDim, group, scale;
@@ -403,6 +408,23 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
     for (auto [from, to] : llvm::zip(inner.getResults(), clone->getResults()))
       lanes.scalar[from] = to;
     return;
+  }
+
+  // The window row of the query rows, `i floordiv c`: uniform when c is a
+  // multiple of the vector width and the tiles' rows start at multiples of
+  // it (no q_offset), i.e. every vector's rows lie in one block of c. Then a
+  // window table's index (hoistWindowTerms) is lane-affine and read as one
+  // vector.
+  if (auto div = dyn_cast<arith::FloorDivSIOp>(inner);
+      div && rowsAligned &&
+      div.getLhs() == op.getScoreMod().front().getArgument(3)) {
+    APInt c;
+    if (matchPattern(div.getRhs(), m_ConstantInt(&c)) &&
+        c.isStrictlyPositive() && c.getZExtValue() % w == 0) {
+      lanes.scalar[div.getResult()] = arith::FloorDivSIOp::create(
+          b, loc, lanes.base[div.getLhs()], scalarOf(div.getRhs()));
+      return;
+    }
   }
 
   // Lane-affine index arithmetic: base ± uniform.
@@ -980,8 +1002,9 @@ void KernelBuilder::expandBuckets() {
   OpBuilder::InsertionGuard guard(rw);
   for (BucketOp bucket : buckets) {
     rw.setInsertionPoint(bucket);
-    rw.replaceOp(bucket, bucket.getBucketing().buildBucket(
-                             rw, bucket.getLoc(), bucket.getI(), bucket.getJ()));
+    rw.replaceOp(bucket, bucket.getBucketing().buildBucket(rw, bucket.getLoc(),
+                                                           bucket.getI(),
+                                                           bucket.getJ()));
   }
 }
 
@@ -993,6 +1016,12 @@ void KernelBuilder::build() {
   SmallVector<Value> diagonals;
   hoistToeplitzTerms(rw, op, opts.tileQ, &diagonals);
   paddedTables.insert(diagonals.begin(), diagonals.end());
+  // Window terms into padded tables too (not diagonal: no uniform key
+  // tiles).
+  SmallVector<Value> windowTables;
+  hoistWindowTerms(rw, op, opts.tileQ, &windowTables);
+  paddedTables.insert(windowTables.begin(), windowTables.end());
+  rowsAligned = !op.getQOffset();
   expandBuckets();
 
   Value q = op.getQ(), k = op.getK(), v = op.getV();
@@ -1042,7 +1071,7 @@ void KernelBuilder::build() {
     Block &block = op.getScoreMod().front();
     for (Operation &inner : block.without_terminator()) {
       auto extract = dyn_cast<tensor::ExtractOp>(inner);
-      if (!extract || !paddedTables.contains(extract.getTensor()) ||
+      if (!extract || !llvm::is_contained(diagonals, extract.getTensor()) ||
           !extract.getType().isIndex() ||
           extract.getIndices().front() == block.getArgument(2))
         continue;

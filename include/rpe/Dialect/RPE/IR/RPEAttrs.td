@@ -89,6 +89,20 @@ def RPE_Window2DBucketingAttr : RPE_BucketingAttr<"Window2DBucketing",
     ```
   }];
   let parameters = (ins "int64_t":$height, "int64_t":$width);
+  let extraClassDeclaration = bucketingMethods # [{
+    int64_t getNumBuckets() const;
+    /// `t + (t floordiv Ww)·(Ww - 1)`: token t's offset in rows of
+    /// `2Ww - 1`, so that `planeOffset(i) - planeOffset(j) = dh·(2Ww - 1) +
+    /// dw` (unclamped) and the bucket is a function of that difference
+    /// alone (buildBucketFromPlaneDifference): the window's 2-D analogue of
+    /// the diagonal `i - j`.
+    ::mlir::Value buildPlaneOffset(::mlir::OpBuilder &builder,
+                                   ::mlir::Location loc, ::mlir::Value t) const;
+    /// The bucket of a pair whose plane offsets differ by `v`.
+    ::mlir::Value buildBucketFromPlaneDifference(::mlir::OpBuilder &builder,
+                                                 ::mlir::Location loc,
+                                                 ::mlir::Value v) const;
+  }];
 }
 
 //===----------------------------------------------------------------------===//

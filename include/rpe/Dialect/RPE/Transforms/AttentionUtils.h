@@ -132,6 +132,19 @@ int64_t hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
                            int64_t padding = 0,
                            SmallVectorImpl<Value> *tables = nullptr);
 
+/// hoistToeplitzTerms for Swin's window: every value that depends on the
+/// positions only through a `window2d` `rpe.bucket(%i, %j)` (a window bias
+/// lookup) is tabulated per (head, plane difference) and read as
+/// `tensor.extract %table[%h, P(%i) - P(%j) + shift]`, with `P(t) = t + (t
+/// floordiv Ww)·(Ww - 1)` (Window2DBucketingAttr::buildPlaneOffset) and
+/// `shift = P(Lk - 1) - P(q_offset)`. The rows hold about `2(Lq + Lk)`
+/// entries, plus `padding`. Query rows in one window row read consecutive
+/// entries, as along a diagonal: a vector kernel loads them instead of
+/// gathering them from the bucket-major table.
+int64_t hoistWindowTerms(RewriterBase &rewriter, AttentionOp op,
+                         int64_t padding = 0,
+                         SmallVectorImpl<Value> *tables = nullptr);
+
 } // namespace rpe
 } // namespace mlir
 
