@@ -169,7 +169,8 @@ int rpeCompile(RpeContext *context, const char *text, size_t length,
   std::string headerText;
   if (headerPath) {
     llvm::raw_string_ostream os(headerText);
-    if (failed(rpe::writeCHeader(*module, "RPE_COMPILED_MODULE_H", os)))
+    if (failed(rpe::writeCHeader(*module, "RPE_COMPILED_MODULE_H", os,
+                                 opts.target == "nvptx")))
       return fail();
   }
   if (failed(rpe::lowerToLLVMDialect(*module, opts)) ||

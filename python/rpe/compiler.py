@@ -231,15 +231,22 @@ class Function:
         keep.append(desc)
         return ctypes.addressof(desc)
 
-    def __call__(self, *args):
+    def __call__(self, *args, stream=None):
+        """Runs the function. ``stream`` (target="cuda" modules): the CUDA
+        stream to run on, as a CUstream handle (int) or an object with one
+        (``torch.cuda.Stream``'s ``cuda_stream``, CuPy's ``ptr``); the call
+        still returns when its work on that stream is done."""
         if len(args) != len(self.arguments):
             raise TypeError("%s takes %d arguments (%s), got %d"
                             % (self.name, len(self.arguments),
                                ", ".join(map(str, self.arguments)), len(args)))
+        if stream is not None and not self._module._device:
+            raise ValueError("%s: stream= is for modules compiled with "
+                             "target=\"cuda\"" % self.name)
         self._prepare()
         keep = []
         if self._module._device:
-            return self._call_on_device(args)
+            return self._call_on_stream(args, _stream_handle(stream))
         c_args = [self._convert_argument(i, t, v, keep)
                   for i, (t, v) in enumerate(zip(self.arguments, args))]
         self._check_sizes(c_args)
@@ -312,6 +319,19 @@ class Function:
         keep.append(iface)  # a DLPack capsule lives until the call is done
         keep.append(desc)
         return ctypes.addressof(desc)
+
+    def _call_on_stream(self, args, stream):
+        """_call_on_device with the runtime's stream set to `stream` (0:
+        a stream per launch) for the call, and restored after."""
+        if not stream:
+            return self._call_on_device(args)
+        lib = _CudaRuntime.get().lib
+        previous = lib.rpeCudaGetStream()
+        lib.rpeCudaSetStream(stream)
+        try:
+            return self._call_on_device(args)
+        finally:
+            lib.rpeCudaSetStream(previous)
 
     def _call_on_device(self, args):
         """Copies NumPy arguments to the device (device arrays are used in
@@ -484,6 +504,8 @@ class _CudaRuntime:
         lib.mgpuMemcpy.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
                                    ctypes.c_size_t, ctypes.c_void_p]
         lib.mgpuStreamSynchronize.argtypes = [ctypes.c_void_p]
+        lib.rpeCudaSetStream.argtypes = [ctypes.c_void_p]
+        lib.rpeCudaGetStream.restype = ctypes.c_void_p
         self.lib = lib
 
     @classmethod
@@ -520,6 +542,21 @@ class _CudaRuntime:
     def free(self, address):
         if address:
             self.lib.mgpuMemFree(address, None)
+
+
+def _stream_handle(stream):
+    """The CUstream handle (int, 0 for none) of `stream`: None, an int, or
+    an object with ``cuda_stream`` (torch) or ``ptr`` (CuPy)."""
+    if stream is None:
+        return 0
+    for attr in ("cuda_stream", "ptr"):
+        if hasattr(stream, attr):
+            stream = getattr(stream, attr)
+            break
+    if isinstance(stream, bool) or not isinstance(stream, int) or stream < 0:
+        raise TypeError("stream must be a CUstream handle (int) or have "
+                        "cuda_stream / ptr, got %r" % (stream,))
+    return stream
 
 
 _TYPESTR = {"f32": "<f4", "f16": "<f2", "f64": "<f8", "i8": "|i1",

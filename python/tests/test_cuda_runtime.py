@@ -162,6 +162,7 @@ class _HostAsDevice:
         self.libc = libc
         self.live = set()
         self.freed = []
+        self.streams = []
         outer = self
 
         class Lib:
@@ -184,6 +185,12 @@ class _HostAsDevice:
 
             def mgpuStreamSynchronize(self, stream):
                 pass
+
+            def rpeCudaSetStream(self, stream):
+                outer.streams.append(stream)
+
+            def rpeCudaGetStream(self):
+                return outer.streams[-1] if outer.streams else None
 
             def mgpuMemFree(self, address, stream):
                 outer.freed.append(address)
@@ -237,6 +244,45 @@ def test_device_calls_copy_in_and_out_and_free(monkeypatch):
         np.testing.assert_array_equal(a, b)
     assert not fake.live
     assert len(fake.freed) == 5
+
+
+def test_device_calls_on_a_stream(monkeypatch):
+    """stream= sets the runtime's stream for the call (a handle, or an
+    object with cuda_stream / ptr) and restores the previous one; the
+    default sets nothing; anything else is a TypeError, and a CPU module
+    has no stream."""
+    import rpe
+    from rpe import reference as ref
+    mod, fake = _device_module(monkeypatch)
+    rng = np.random.default_rng(4)
+    L = 7
+    q, k, v = (rng.standard_normal((1, 8, L, 64)).astype(np.float32)
+               for _ in range(3))
+    table = rng.standard_normal((32, 8)).astype(np.float32)
+    want = ref.attention(q, k, v, bias=ref.relative_bias(
+        table, L, L, ref.T5(32, 128, True)), scale=1.0)
+
+    class TorchStream:
+        cuda_stream = 0x5eed
+
+    class CupyStream:
+        ptr = 0x1234
+
+    got = mod.t5_attention(q, k, v, table, stream=TorchStream())
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)
+    assert fake.streams == [0x5eed, None]
+    mod.t5_attention(q, k, v, table, stream=CupyStream())
+    mod.t5_attention(q, k, v, table, stream=77)
+    mod.t5_attention(q, k, v, table)
+    assert fake.streams == [0x5eed, None, 0x1234, None, 77, None]
+    for bad in ("s", -1, 1.5, True):
+        with pytest.raises(TypeError, match="CUstream"):
+            mod.t5_attention(q, k, v, table, stream=bad)
+    assert not fake.live
+    cpu = rpe.compile(open(os.path.join(ROOT, "examples", "t5-attention",
+                                        "t5_attention.mlir")).read())
+    with pytest.raises(ValueError, match="target=\"cuda\""):
+        cpu.t5_attention(q, k, v, table, stream=1)
 
 
 def _desc(t):

@@ -133,7 +133,8 @@ int main(int argc, char **argv) {
       if (!llvm::isAlnum(c))
         c = '_';
     llvm::raw_string_ostream os(headerText);
-    if (failed(rpe::writeCHeader(*module, guard, os)))
+    if (failed(
+            rpe::writeCHeader(*module, guard, os, options.target == "nvptx")))
       return 1;
   }
 

@@ -91,7 +91,12 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
 /// function of `module` (which must not be lowered yet), with the memref
 /// descriptor structs they take, and for functions with shape checks
 /// (insertShapeChecks) the checked `rpe_<name>` / `rpe_<name>_check`.
-LogicalResult writeCHeader(ModuleOp module, StringRef guard, raw_ostream &os);
+/// `device` (--target=nvptx): memrefs live in device memory, and every
+/// entry point also gets `rpe_<name>_on_stream` (the caller's CUstream) and
+/// `rpe_<name>_host` (host memory in and out, copied) over
+/// librpe_cuda_runtime.
+LogicalResult writeCHeader(ModuleOp module, StringRef guard, raw_ostream &os,
+                           bool device = false);
 
 /// Runs `write` on a temporary file next to `path` and renames it to `path`
 /// when `write` succeeds (else removes it): an interrupted or failing

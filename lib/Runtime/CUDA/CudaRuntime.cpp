@@ -380,7 +380,26 @@ RPE_EXPORT void mgpuLaunchKernel(void *function, intptr_t gridX, intptr_t gridY,
                         static_cast<CUstream>(stream), params, extra));
 }
 
+namespace {
+/// The caller's stream for this thread (rpeCudaSetStream), or null.
+thread_local CUstream userStream = nullptr;
+} // namespace
+
+/// Makes the calls of this thread run on `stream` (a CUstream of the
+/// device's primary context; null: a stream of their own per launch, the
+/// default): mgpuStreamCreate hands it out and mgpuStreamDestroy keeps it.
+/// The compiled code still synchronizes it after each launch, so a call
+/// returns when its work on `stream` (and what was queued before) is done.
+RPE_EXPORT void rpeCudaSetStream(void *stream) {
+  userStream = static_cast<CUstream>(stream);
+}
+
+/// The stream set by rpeCudaSetStream for this thread, or null.
+RPE_EXPORT void *rpeCudaGetStream() { return userStream; }
+
 RPE_EXPORT void *mgpuStreamCreate() {
+  if (userStream)
+    return userStream;
   ScopedContext scope;
   CUstream stream = nullptr;
   if (!scope.ok || !RPE_CU(cuStreamCreate(&stream, kStreamNonBlocking)))
@@ -389,7 +408,7 @@ RPE_EXPORT void *mgpuStreamCreate() {
 }
 
 RPE_EXPORT void mgpuStreamDestroy(void *stream) {
-  if (!stream)
+  if (!stream || stream == userStream)
     return;
   ScopedContext scope;
   if (scope.ok)
