@@ -278,10 +278,10 @@ struct HeaderWriter {
       if (!shaped)
         continue;
       memrefResults.push_back(
-          {descriptor(shaped), type.getNumResults() == 1
-                                   ? resultName
-                                   : "&" + resultName + "->r" +
-                                         std::to_string(i)});
+          {descriptor(shaped),
+           type.getNumResults() == 1
+               ? resultName
+               : "&" + resultName + "->r" + std::to_string(i)});
     }
     if (memrefArgs.empty() && memrefResults.empty())
       return;
