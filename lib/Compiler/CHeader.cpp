@@ -205,10 +205,24 @@ struct HeaderWriter {
         return failure();
       checked = true;
     }
-    // Not for the shape checks themselves: they read sizes only.
+    // Not for the shape checks themselves: each checked entry point runs
+    // its own.
     if (device && !func->hasAttr("rpe.shape_check_messages"))
       wrapDevice(func, checked, ret, resultParams, argParams, argNames);
     return success();
+  }
+
+  /// The parameters of an entry point that returns a status: the results
+  /// (a scalar one through a pointer), the arguments, the error buffer.
+  static SmallVector<std::string>
+  statusParams(StringRef ret, ArrayRef<std::string> resultParams,
+               ArrayRef<std::string> argParams) {
+    SmallVector<std::string> params(resultParams.begin(), resultParams.end());
+    if (ret != "void")
+      params.push_back(ret.str() + " *result");
+    params.append(argParams.begin(), argParams.end());
+    params.push_back("char *error, size_t error_size");
+    return params;
   }
 
   /// rpe_<F>_on_stream and rpe_<F>_host (device modules).
@@ -219,12 +233,8 @@ struct HeaderWriter {
     std::string name = func.getSymName().str();
     FunctionType type = func.getFunctionType();
     bool scalarResult = ret != "void";
-    std::string errorParams = "char *error, size_t error_size";
-    SmallVector<std::string> params(resultParams.begin(), resultParams.end());
-    if (scalarResult)
-      params.push_back(ret.str() + " *result");
-    params.append(argParams.begin(), argParams.end());
-    params.push_back(errorParams);
+    SmallVector<std::string> params =
+        statusParams(ret, resultParams, argParams);
     std::string resultName;
     if (!resultParams.empty())
       resultName = StringRef(resultParams.front()).rsplit('*').second.str();
@@ -378,12 +388,9 @@ struct HeaderWriter {
          "(long long)r.r2, (long long)r.r3);\n";
     w << "  return (int)r.r0;\n}\n\n";
     // The checked entry point.
-    SmallVector<std::string> params(resultParams.begin(), resultParams.end());
+    SmallVector<std::string> params =
+        statusParams(ret, resultParams, argParams);
     bool scalarResult = ret != "void";
-    if (scalarResult)
-      params.push_back(ret.str() + " *result");
-    params.append(argParams.begin(), argParams.end());
-    params.push_back(errorParams);
     w << "/// " << name << " with its argument sizes checked first "
       << "(rpe_" << name << "_check):\n/// returns 0, or its nonzero status "
       << "with nothing written to the results.\n";
