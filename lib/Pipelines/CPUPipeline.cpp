@@ -78,13 +78,18 @@ mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
   return v;
 }
 
-void mlir::rpe::addFusionPasses(OpPassManager &pm,
-                                 int64_t outlineMinRepeats) {
+void mlir::rpe::addFusionPasses(OpPassManager &pm, int64_t outlineMinRepeats,
+                                bool splitHeads) {
   // Front-end attention (batch_matmul on collapsed batch·heads,
   // transposes) into the 4-D form the raising matches.
   pm.addPass(createRPENormalizeAttentionPass());
   pm.addPass(createRPEFuseAttentionPass());
   pm.addPass(createCanonicalizerPass());
+  // The gather trick's B×H×L×NB tables one (batch, head) at a time.
+  if (splitHeads) {
+    pm.addPass(createRPESplitAttentionHeadsPass());
+    pm.addPass(createCanonicalizerPass());
+  }
   // One kernel per distinct attention and linalg op, not one per layer;
   // with min-repeats 1 the entry functions are loop-free glue, which LLVM
   // handles in time linear in the depth (docs/Decisions.md, "Compile time").
@@ -161,7 +166,7 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
   // Attention: fused and tiled (FlashAttention-2 structure, nothing Lq×Lk),
   // unless the reference path is asked for.
   if (!options.reference) {
-    addFusionPasses(pm, options.outlineMinRepeats);
+    addFusionPasses(pm, options.outlineMinRepeats, options.splitAttentionHeads);
     if (options.vectorize) {
       VectorizeAttentionOptions v = resolveVectorizeOptions(options);
       RPEVectorizeAttentionPassOptions vec;

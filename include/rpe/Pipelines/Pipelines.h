@@ -73,6 +73,13 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Vectors per row of a register block of the contraction "
                      "kernel (0: 4 with 16 lanes, else 2)"),
       llvm::cl::init(0)};
+  PassOptions::Option<bool> splitAttentionHeads{
+      *this, "split-attention-heads",
+      llvm::cl::desc("rpe-split-attention-heads: attentions with wide "
+                     "per-head gather tables (DeBERTa) one (batch, head) "
+                     "at a time, so that the tables take L×NB, not "
+                     "B×H×L×NB"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> outlineMinRepeats{
       *this, "outline-min-repeats",
       llvm::cl::desc("rpe-outline-kernels: occurrences from which a linalg "
@@ -216,8 +223,11 @@ void buildNVPTXPipeline(OpPassManager &pm, const NVPTXPipelineOptions &options);
 /// Pieces shared by the CPU and GPU pipelines: front-end normalization,
 /// attention fusion and outlining; the rest of rpe (and element-wise
 /// tensor code) to linalg; one-shot bufferization with identity-layout
-/// function boundaries.
-void addFusionPasses(OpPassManager &pm, int64_t outlineMinRepeats);
+/// function boundaries. `splitHeads` (the CPU pipeline): attentions with
+/// per-head gather tables run one (batch, head) at a time
+/// (rpe-split-attention-heads), before outlining.
+void addFusionPasses(OpPassManager &pm, int64_t outlineMinRepeats,
+                     bool splitHeads = false);
 void addToLinalgPasses(OpPassManager &pm);
 void addBufferizePass(OpPassManager &pm);
 

@@ -510,6 +510,41 @@ def RPEGPULaunchToLoopsPass : Pass<"rpe-gpu-launch-to-loops"> {
   ];
 }
 
+def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
+  let summary = "Run attentions with per-head gather tables one (batch, "
+                "head) at a time";
+  let description = [{
+    An `rpe.attention` whose `score_mod` reads tables indexed by batch and
+    head, `tensor.extract %T[%b, %h, ...]` (or `[0, %h, ...]` for a table
+    with one batch) with `%T` computed by a structured op in the same
+    block — the Shaw and DeBERTa gather trick's `q·embᵀ`, `q·pos_kᵀ`,
+    `k·pos_qᵀ`, B×H×L×NB tensors — becomes an `scf.for` over (batch, head):
+    each iteration slices q, k, v (and key_lengths), computes the tables'
+    slices for that (batch, head) only (the producers tiled into the loop
+    through TilingInterface), runs the attention on them and inserts its
+    output. The tables then exist for one head at a time: L×NB instead of
+    B×H×L×NB (DeBERTa at L = 8192, H = 8: 32 MiB instead of 256 MiB), and
+    are read right after they are written, while still in cache. Other
+    uses of `%b`, `%h` in `score_mod` see the global indices. Attentions
+    with a dense `bias` operand, or whose tables are read otherwise, are
+    left alone, and so are tables narrower than `min-table-columns` (their
+    innermost size, static): Shaw's clipped buckets (33 columns) cost less
+    whole than the loop's per-head overhead. The CPU pipeline runs it
+    before outlining; the GPU pipeline does not (one launch covers every
+    head there).
+  }];
+  let options = [
+    Option<"minTableColumns", "min-table-columns", "int64_t",
+           /*default=*/"128",
+           "Split only when every table has at least this many columns "
+           "(static innermost size)">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::tensor::TensorDialect",
+  ];
+}
+
 def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
   let summary = "Lower rpe.attention to a vector-level FlashAttention kernel";
   let description = [{

@@ -99,6 +99,13 @@ checkVectorizeAttentionOptions(const VectorizeAttentionOptions &options,
 /// on collapsed batch·heads, transposes) into 4-D linalg generics.
 void populateRPENormalizeAttentionPatterns(RewritePatternSet &patterns);
 
+/// rpe-split-attention-heads: attentions with per-(batch, head) gather
+/// tables into a loop over (batch, head) with the tables' producers tiled
+/// into it, when every table has at least `minTableColumns` (static)
+/// columns.
+void populateRPESplitAttentionHeadsPatterns(RewritePatternSet &patterns,
+                                            int64_t minTableColumns);
+
 /// Patterns of rpe-legalize-math that rewrite math ops convert-math-to-llvm
 /// cannot lower into ones it can (f32 erf/erfc polynomials, isinf,
 /// isnormal, clampf); the pass sends what is left to libm.

@@ -1,0 +1,41 @@
+// DeBERTa c2p + p2c at L = 4096, H = 8, 512 buckets: with the CPU
+// pipeline's default (split-attention-heads) the gather-trick tables are
+// computed per (batch, head), 4096×512 each, and nothing of 8×4096×512 (the
+// whole tables, 64 MiB each) is ever a buffer; with split-attention-heads=0
+// they are (the NOSPLIT lines), so the checks can fail.
+//
+// RUN: rpe-opt %s -rpe-cpu-pipeline -mlir-print-ir-after=one-shot-bufferize -o /dev/null 2>&1 | FileCheck %s
+// RUN: rpe-opt %s -rpe-cpu-pipeline="split-attention-heads=0" -mlir-print-ir-after=one-shot-bufferize -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSPLIT
+
+// CHECK: IR Dump After OneShotBufferizePass
+// CHECK-NOT: memref<1x8x4096x512xf32>
+// CHECK: scf.for
+// CHECK-NOT: memref<1x8x4096x512xf32>
+// CHECK: call @{{.*}} -> memref<1x1x4096x512xf32>
+// CHECK-NOT: memref<1x8x4096x512xf32>
+
+// NOSPLIT: IR Dump After OneShotBufferizePass
+// NOSPLIT: memref.alloc() {{.*}}: memref<1x8x4096x512xf32>
+
+module {
+  func.func @deberta_4096(%q: tensor<1x8x4096x64xf32>, %k: tensor<1x8x4096x64xf32>, %v: tensor<1x8x4096x64xf32>, %pos_q: tensor<8x512x64xf32>, %pos_k: tensor<8x512x64xf32>) -> tensor<1x8x4096x64xf32> {
+    %empty = tensor.empty() : tensor<8x512x64xf32>
+    %factor = arith.constant 0.07216878364870323 : f32
+    %pos_q_scaled = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pos_q : tensor<8x512x64xf32>) outs(%empty : tensor<8x512x64xf32>) {
+    ^bb0(%sa: f32, %so: f32):
+      %sm = arith.mulf %sa, %factor : f32
+      linalg.yield %sm : f32
+    } -> tensor<8x512x64xf32>
+    %empty_1 = tensor.empty() : tensor<8x512x64xf32>
+    %factor_1 = arith.constant 0.07216878364870323 : f32
+    %pos_k_scaled = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pos_k : tensor<8x512x64xf32>) outs(%empty_1 : tensor<8x512x64xf32>) {
+    ^bb0(%sa: f32, %so: f32):
+      %sm = arith.mulf %sa, %factor_1 : f32
+      linalg.yield %sm : f32
+    } -> tensor<8x512x64xf32>
+    %bias = rpe.disentangled_bias %q, %k, %pos_q_scaled, %pos_k_scaled by log<position_buckets = 256, max_relative_positions = 512> c2p p2c : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>, tensor<8x512x64xf32>, tensor<8x512x64xf32> -> tensor<1x8x4096x4096xf32>
+    %out = rpe.attention %q, %k, %v bias(%bias : tensor<1x8x4096x4096xf32>) scale = 0.07216878364870323 : tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32>, tensor<1x8x4096x64xf32> -> tensor<1x8x4096x64xf32>
+    return %out : tensor<1x8x4096x64xf32>
+  }
+}
+
