@@ -9,7 +9,7 @@
 
 // CHECK: IR Dump After OneShotBufferizePass
 // CHECK-NOT: memref<1x8x4096x512xf32>
-// CHECK: scf.for
+// CHECK: scf.forall
 // CHECK-NOT: memref<1x8x4096x512xf32>
 // CHECK: call @{{.*}} -> memref<1x1x4096x512xf32>
 // CHECK-NOT: memref<1x8x4096x512xf32>

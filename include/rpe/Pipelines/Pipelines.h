@@ -224,7 +224,7 @@ void buildNVPTXPipeline(OpPassManager &pm, const NVPTXPipelineOptions &options);
 /// attention fusion and outlining; the rest of rpe (and element-wise
 /// tensor code) to linalg; one-shot bufferization with identity-layout
 /// function boundaries. `splitHeads` (the CPU pipeline): attentions with
-/// per-head gather tables run one (batch, head) at a time
+/// per-head gather tables run per (batch, head), in parallel
 /// (rpe-split-attention-heads), before outlining.
 void addFusionPasses(OpPassManager &pm, int64_t outlineMinRepeats,
                      bool splitHeads = false);

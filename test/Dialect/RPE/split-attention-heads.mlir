@@ -2,13 +2,13 @@
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="min-table-columns=8" | FileCheck %s --check-prefix=NARROW
 
 // A DeBERTa-style c2p table (q·pos_kᵀ, B×H×L×NB): the attention runs in a
-// loop over (batch, head) on slices of q, k, v and key_lengths, with the
+// parallel loop over (batch, head) on slices of q, k, v and key_lengths, with the
 // table's producer tiled into the loop (one head's L×NB, its init a fill of
 // an empty slice); nothing of the whole table is left. score_mod's other
 // use of %h (the per-head temperature) gets the global head.
 // CHECK-LABEL: func.func @c2p
 // CHECK-NOT: linalg.{{.*}} -> tensor<2x4x?x128xf32>
-// CHECK: %[[LOOP:.*]] = scf.for %[[BH:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x4x?x16xf32>)
+// CHECK: %[[LOOP:.*]] = scf.forall (%[[BH:.*]]) in (%{{.*}}) shared_outs(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x4x?x16xf32>)
 // CHECK: %[[B:.*]] = arith.divui %[[BH]], %{{.*}}
 // CHECK: %[[H:.*]] = arith.remui %[[BH]], %{{.*}}
 // CHECK: %[[HK:.*]] = arith.divui %[[H]], %{{.*}}
@@ -23,7 +23,8 @@
 // CHECK: %[[HG:.*]] = arith.addi %[[HA]], %[[H]] : index
 // CHECK: tensor.extract %[[T]][%[[BA]], %[[HA]], %[[I]], %{{.*}}] : tensor<1x1x?x128xf32>
 // CHECK: tensor.extract %arg4[%[[HG]]] : tensor<4xf32>
-// CHECK: tensor.insert_slice %[[O]] into %[[ACC]][%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 16]
+// CHECK: scf.forall.in_parallel
+// CHECK-NEXT: tensor.parallel_insert_slice %[[O]] into %[[ACC]][%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 16]
 // CHECK: return %[[LOOP]]
 // CHECK-NOT: linalg.{{.*}} -> tensor<2x4x?x128xf32>
 
@@ -61,19 +62,19 @@ func.func @c2p(%q: tensor<2x4x?x16xf32>, %k: tensor<2x2x?x16xf32>, %pk: tensor<4
 // splits. A table read in another way (here as an operand of a tensor.dim)
 // and a dense bias keep the attention as it is.
 // CHECK-LABEL: func.func @narrow
-// CHECK-NOT: scf.for
+// CHECK-NOT: scf.forall
 // CHECK: rpe.attention
 // NARROW-LABEL: func.func @narrow
-// NARROW: scf.for
+// NARROW: scf.forall
 // NARROW: rpe.attention {{.*}} -> tensor<1x1x?x16xf32>
 // CHECK-LABEL: func.func @other_read
-// CHECK-NOT: scf.for
+// CHECK-NOT: scf.forall
 // NARROW-LABEL: func.func @other_read
-// NARROW-NOT: scf.for
+// NARROW-NOT: scf.forall
 // CHECK-LABEL: func.func @dense_bias
-// CHECK-NOT: scf.for
+// CHECK-NOT: scf.forall
 // NARROW-LABEL: func.func @dense_bias
-// NARROW-NOT: scf.for
+// NARROW-NOT: scf.forall
 
 #q = affine_map<(b, h, i, d, n) -> (b, h, i, d)>
 #p = affine_map<(b, h, i, d, n) -> (d, n)>

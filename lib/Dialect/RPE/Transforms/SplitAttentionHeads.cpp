@@ -1,10 +1,9 @@
-//===- SplitAttentionHeads.cpp - one (batch, head) at a time
-//---------------===//
+//===- SplitAttentionHeads.cpp - attention per (batch, head) --------------===//
 //
 // rpe.attention whose score_mod gathers from per-(batch, head) tables (the
-// Shaw / DeBERTa gather trick) -> scf.for over (batch, head) with the
-// tables' producers tiled into the loop, so that the tables exist for one
-// head at a time.
+// Shaw / DeBERTa gather trick) -> scf.forall over (batch, head) with the
+// tables' producers tiled into the loop, so that the tables exist for the
+// heads in flight only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -134,13 +133,13 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
                                          dims.resultDynamicSizes);
     Value count = arith::MulIOp::create(rewriter, loc, dims.batch, dims.heads);
     Value zero = indexConst(rewriter, loc, 0);
-    Value one = indexConst(rewriter, loc, 1);
 
     auto loop =
-        scf::ForOp::create(rewriter, loc, zero, count, one, ValueRange{init});
+        scf::ForallOp::create(rewriter, loc, ArrayRef<OpFoldResult>{count},
+                              ValueRange{init}, std::nullopt);
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(loop.getBody());
-    Value bh = loop.getInductionVar();
+    Value bh = loop.getInductionVar(0);
     Value b = arith::DivUIOp::create(rewriter, loc, bh, dims.heads);
     Value h = arith::RemUIOp::create(rewriter, loc, bh, dims.heads);
     Value hk = arith::DivUIOp::create(rewriter, loc, h, dims.group);
@@ -203,10 +202,10 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
                                  .getResult())
               : rewriter.getIndexAttr(resultType.getDimSize(d)));
     SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
-    Value inserted = tensor::InsertSliceOp::create(
-        rewriter, loc, attention.getResult(), loop.getRegionIterArg(0), offs,
-        sizes, strides);
-    scf::YieldOp::create(rewriter, loc, inserted);
+    rewriter.setInsertionPointToStart(loop.getTerminator().getBody());
+    tensor::ParallelInsertSliceOp::create(rewriter, loc, attention.getResult(),
+                                          loop.getRegionIterArgs().front(),
+                                          offs, sizes, strides);
     rewriter.replaceOp(op, loop.getResult(0));
     return success();
   }

@@ -518,13 +518,14 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     head, `tensor.extract %T[%b, %h, ...]` (or `[0, %h, ...]` for a table
     with one batch) with `%T` computed by a structured op in the same
     block — the Shaw and DeBERTa gather trick's `q·embᵀ`, `q·pos_kᵀ`,
-    `k·pos_qᵀ`, B×H×L×NB tensors — becomes an `scf.for` over (batch, head):
-    each iteration slices q, k, v (and key_lengths), computes the tables'
-    slices for that (batch, head) only (the producers tiled into the loop
-    through TilingInterface), runs the attention on them and inserts its
-    output. The tables then exist for one head at a time: L×NB instead of
-    B×H×L×NB (DeBERTa at L = 8192, H = 8: 32 MiB instead of 256 MiB), and
-    are read right after they are written, while still in cache. Other
+    `k·pos_qᵀ`, B×H×L×NB tensors — becomes an `scf.forall` over (batch,
+    head): each iteration slices q, k, v (and key_lengths), computes the
+    tables' slices for that (batch, head) only (the producers tiled into
+    the loop through TilingInterface), runs the attention on them and
+    inserts its output. The tables then exist for the heads in flight
+    only: L×NB per thread instead of B×H×L×NB (DeBERTa at L = 8192, H = 8,
+    2 threads: 64 MiB instead of 256 MiB), and are read right after they
+    are written. Other
     uses of `%b`, `%h` in `score_mod` see the global indices. Attentions
     with a dense `bias` operand, or whose tables are read otherwise, are
     left alone, and so are tables narrower than `min-table-columns` (their

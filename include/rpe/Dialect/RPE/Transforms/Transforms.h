@@ -100,8 +100,8 @@ checkVectorizeAttentionOptions(const VectorizeAttentionOptions &options,
 void populateRPENormalizeAttentionPatterns(RewritePatternSet &patterns);
 
 /// rpe-split-attention-heads: attentions with per-(batch, head) gather
-/// tables into a loop over (batch, head) with the tables' producers tiled
-/// into it, when every table has at least `minTableColumns` (static)
+/// tables into a parallel loop over (batch, head) with the tables' producers
+/// tiled into it, when every table has at least `minTableColumns` (static)
 /// columns.
 void populateRPESplitAttentionHeadsPatterns(RewritePatternSet &patterns,
                                             int64_t minTableColumns);
