@@ -64,11 +64,17 @@ SetVector<Value> headTables(AttentionOp op) {
     if (!extract)
       continue;
     Value t = extract.getTensor();
-    Operation *producer = t.getDefiningOp();
+    auto producer = t.getDefiningOp<linalg::LinalgOp>();
     if (!producer || producer->getBlock() != op->getBlock() ||
-        !isa<TilingInterface>(producer) || !isa<linalg::LinalgOp>(producer))
+        !isa<TilingInterface>(producer.getOperation()))
       continue;
-    if (!fits(extract))
+    // Tiled to a slice of its result: one result whose indexing map is a
+    // projected permutation (checked here: the rewrite must not fail
+    // half-way).
+    if (!fits(extract) || producer->getNumResults() != 1 ||
+        !producer.hasPureTensorSemantics() ||
+        !producer.getIndexingMapMatchingResult(cast<OpResult>(t))
+             .isProjectedPermutation())
       rejected.insert(t);
     else
       tables.insert(t);
@@ -160,8 +166,11 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       FailureOr<TilingResult> tiled =
           tensor::replaceExtractSliceWithTiledProducer(rewriter, slice,
                                                        cast<OpResult>(table));
-      if (failed(tiled) || tiled->tiledValues.size() != 1)
+      if (failed(tiled) || tiled->tiledValues.size() != 1) {
+        // Not expected after headTables' checks; leave the IR as it was.
+        rewriter.eraseOp(loop);
         return rewriter.notifyMatchFailure(op, "cannot tile a table producer");
+      }
       Value tile = tiled->tiledValues.front();
       rewriter.replaceOp(slice, tile);
       map.map(table, tile);
