@@ -224,18 +224,23 @@ def _device_module(monkeypatch, text=None):
     return mod, fake
 
 
-def test_device_calls_copy_in_and_out_and_free(monkeypatch):
+def _t5_example(seed, L):
+    """Inputs of the T5 example (B=1, H=8, D=64, length L) and its NumPy
+    reference output."""
     from rpe import reference as ref
-    mod, fake = _device_module(monkeypatch)
-    rng = np.random.default_rng(3)
-    L = 19
+    rng = np.random.default_rng(seed)
     q, k, v = (rng.standard_normal((1, 8, L, 64)).astype(np.float32)
                for _ in range(3))
     table = rng.standard_normal((32, 8)).astype(np.float32)
+    bias = ref.relative_bias(table, L, L, ref.T5(32, 128, True))
+    return (q, k, v, table), ref.attention(q, k, v, bias=bias, scale=1.0)
+
+
+def test_device_calls_copy_in_and_out_and_free(monkeypatch):
+    mod, fake = _device_module(monkeypatch)
+    (q, k, v, table), want = _t5_example(3, 19)
     inputs = [a.copy() for a in (q, k, v, table)]
     got = mod.t5_attention(q, k, v, table)
-    bias = ref.relative_bias(table, L, L, ref.T5(32, 128, True))
-    want = ref.attention(q, k, v, bias=bias, scale=1.0)
     # Scale 1 on D = 64 unit-normal rows: scores ~ N(0, 64), so f32 scores
     # carry ~1e-5 absolute error; a marshalling error would be O(1).
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=2e-5)
@@ -252,15 +257,8 @@ def test_device_calls_on_a_stream(monkeypatch):
     default sets nothing; anything else is a TypeError, and a CPU module
     has no stream."""
     import rpe
-    from rpe import reference as ref
     mod, fake = _device_module(monkeypatch)
-    rng = np.random.default_rng(4)
-    L = 7
-    q, k, v = (rng.standard_normal((1, 8, L, 64)).astype(np.float32)
-               for _ in range(3))
-    table = rng.standard_normal((32, 8)).astype(np.float32)
-    want = ref.attention(q, k, v, bias=ref.relative_bias(
-        table, L, L, ref.T5(32, 128, True)), scale=1.0)
+    (q, k, v, table), want = _t5_example(4, 7)
 
     class TorchStream:
         cuda_stream = 0x5eed
@@ -310,13 +308,9 @@ class _FakeDeviceTensor:
 def test_device_arrays_pass_without_copies(monkeypatch):
     import gc
     import rpe
-    from rpe import reference as ref
     mod, fake = _device_module(monkeypatch)
-    rng = np.random.default_rng(5)
     L = 13
-    q, k, v = (rng.standard_normal((1, 8, L, 64)).astype(np.float32)
-               for _ in range(3))
-    table = rng.standard_normal((32, 8)).astype(np.float32)
+    (q, k, v, table), want = _t5_example(5, L)
     dq, dk, dv = (_FakeDeviceTensor(a) for a in (q, k, v))
     # Device q, k, v in place; the host table copied (one allocation).
     out = mod.t5_attention(dq, dk, dv, table)
@@ -324,8 +318,6 @@ def test_device_arrays_pass_without_copies(monkeypatch):
     assert out.shape == (1, 8, L, 64) and out.dtype == np.float32
     iface = out.__cuda_array_interface__
     assert iface["version"] == 3 and iface["typestr"] == "<f4"
-    bias = ref.relative_bias(table, L, L, ref.T5(32, 128, True))
-    want = ref.attention(q, k, v, bias=bias, scale=1.0)
     np.testing.assert_allclose(out.numpy(), want, rtol=1e-4, atol=2e-5)
     np.testing.assert_allclose(np.asarray(out), want, rtol=1e-4, atol=2e-5)
     # The table's copy is freed after the call (the emulated module
@@ -340,6 +332,8 @@ def test_device_arrays_pass_without_copies(monkeypatch):
     out = mod.t5_attention(dq, dk, dv, table)
     again = mod.t5_attention(out, dk, dv, table)
     assert isinstance(again, rpe.DeviceArray)
+    from rpe import reference as ref
+    bias = ref.relative_bias(table, L, L, ref.T5(32, 128, True))
     want2 = ref.attention(want, k, v, bias=bias, scale=1.0)
     np.testing.assert_allclose(again.numpy(), want2, rtol=1e-4, atol=2e-5)
 
