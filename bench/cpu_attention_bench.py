@@ -58,6 +58,8 @@ B, H, D = 1, 8, 64
 THREADS = 2
 LENGTHS = (256, 512, 1024, 2048, 4096, 8192)
 DECODE = dict(batch=8, heads=32, kv_heads=8, head_dim=128)
+# How every rpe implementation is compiled (the host's vector width).
+RPE_OPTIONS = dict(cpu="native", opt_level=3, num_threads=THREADS)
 DECODE_LQ = (1, 4, 16)
 DECODE_LK = (1024, 8192)
 
@@ -187,9 +189,8 @@ def _compile_rpe(text, library=None):
     that librpe-c.so (another build of rpe) in a child process, and loaded
     here: modules of two builds side by side in one process."""
     import rpe
-    opts = dict(cpu="native", opt_level=3, num_threads=THREADS)
     if library is None:
-        return rpe.compile(text, **opts)
+        return rpe.compile(text, **RPE_OPTIONS)
     from rpe.compiler import Module
     tmp = tempfile.mkdtemp(prefix="rpe-bench-")
     src, out = os.path.join(tmp, "module.mlir"), os.path.join(tmp, "module.so")
@@ -213,8 +214,7 @@ def _compile_only(src, out):
     from rpe import _capi
     with open(src) as f:
         text = f.read()
-    rpe.compile(text, cpu="native", opt_level=3, num_threads=THREADS,
-                output=out)
+    rpe.compile(text, output=out, **RPE_OPTIONS)
     ok, description, diagnostics = _capi.compiler().describe(text, src)
     if not ok:
         sys.exit(diagnostics)
@@ -236,8 +236,7 @@ def _build(impl, length, dec, library=None):
                             "--export-t5-hf", str(length), path], check=True)
             with open(path) as f:
                 text = f.read()
-        mod = rpe.compile(text, cpu="native", opt_level=3,
-                          num_threads=THREADS)
+        mod = rpe.compile(text, **RPE_OPTIONS)
         fn = mod.attn
         args = _arg_arrays(["tensor<%dx%dx?x%dxf32>" % (B, H, D)] * 3, length,
                            rng)
@@ -249,8 +248,7 @@ def _build(impl, length, dec, library=None):
             text = _plain(True, batch=DECODE["batch"], heads=DECODE["heads"],
                           kv_heads=DECODE["kv_heads"],
                           head_dim=DECODE["head_dim"], q_offset=True)
-            mod = rpe.compile(text, cpu="native", opt_level=3,
-                              num_threads=THREADS)
+            mod = rpe.compile(text, **RPE_OPTIONS)
             b, hh, hk, d = (DECODE[x] for x in
                             ("batch", "heads", "kv_heads", "head_dim"))
             q = rng.standard_normal((b, hh, lq, d), dtype=np.float32)
