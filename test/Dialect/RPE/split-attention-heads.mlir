@@ -59,8 +59,9 @@ func.func @c2p(%q: tensor<2x4x?x16xf32>, %k: tensor<2x2x?x16xf32>, %pk: tensor<4
 
 // Shaw's clipped buckets: a table of 9 columns stays whole by default (the
 // per-head loop costs more than the table); with min-table-columns=8 it
-// splits. A table read in another way (here as an operand of a tensor.dim)
-// and a dense bias keep the attention as it is.
+// splits. A table read in another way (here as an operand of a tensor.dim),
+// a table the function also returns, and a dense bias keep the attention
+// as it is.
 // CHECK-LABEL: func.func @narrow
 // CHECK-NOT: scf.forall
 // CHECK: rpe.attention
@@ -70,6 +71,10 @@ func.func @c2p(%q: tensor<2x4x?x16xf32>, %k: tensor<2x2x?x16xf32>, %pk: tensor<4
 // CHECK-LABEL: func.func @other_read
 // CHECK-NOT: scf.forall
 // NARROW-LABEL: func.func @other_read
+// NARROW-NOT: scf.forall
+// CHECK-LABEL: func.func @returned_table
+// CHECK-NOT: scf.forall
+// NARROW-LABEL: func.func @returned_table
 // NARROW-NOT: scf.forall
 // CHECK-LABEL: func.func @dense_bias
 // CHECK-NOT: scf.forall
@@ -121,6 +126,26 @@ func.func @other_read(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>) -> tenso
     rpe.yield %r2 : f32
   }
   return %0 : tensor<1x2x?x16xf32>
+}
+
+func.func @returned_table(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>) -> (tensor<1x2x?x16xf32>, tensor<1x2x?x9xf32>) {
+  %c2 = arith.constant 2 : index
+  %l = tensor.dim %q, %c2 : tensor<1x2x?x16xf32>
+  %e = tensor.empty(%l) : tensor<1x2x?x9xf32>
+  %t = linalg.generic {indexing_maps = [#q, #p, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%q, %emb : tensor<1x2x?x16xf32>, tensor<16x9xf32>) outs(%e : tensor<1x2x?x9xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x?x9xf32>
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by clip<max_distance = 4>
+    %g = tensor.extract %t[%b, %h, %i, %bk] : tensor<1x2x?x9xf32>
+    %r = arith.addf %s, %g : f32
+    rpe.yield %r : f32
+  }
+  return %0, %t : tensor<1x2x?x16xf32>, tensor<1x2x?x9xf32>
 }
 
 func.func @dense_bias(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>, %bias: tensor<1x2x?x?xf32>) -> tensor<1x2x?x16xf32> {

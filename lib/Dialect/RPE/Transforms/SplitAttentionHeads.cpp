@@ -38,13 +38,10 @@ using namespace mlir::rpe;
 
 namespace {
 
-/// Whether `v` is the constant index 0.
-bool isZeroIndex(Value v) { return matchPattern(v, m_Zero()); }
-
 /// The per-(batch, head) tables `score_mod` of `op` reads: tensors made by
-/// a structured op in `op`'s block, of rank >= 3, every read of which is
-/// `tensor.extract %T[%b or 0, %h, ...]` (0 only for a table with one
-/// batch). Empty when some read does not fit.
+/// a structured op in `op`'s block, of rank >= 3, used only by reads in
+/// `score_mod` of the form `tensor.extract %T[%b or 0, %h, ...]` (0 only
+/// for a table with one batch). Empty when some table does not fit.
 SetVector<Value> headTables(AttentionOp op) {
   SetVector<Value> tables;
   Region &region = op.getScoreMod();
@@ -56,7 +53,8 @@ SetVector<Value> headTables(AttentionOp op) {
     auto type = cast<RankedTensorType>(extract.getTensor().getType());
     ValueRange idx = extract.getIndices();
     return type.getRank() >= 3 && idx[1] == hArg &&
-           (idx[0] == bArg || (isZeroIndex(idx[0]) && type.getDimSize(0) == 1));
+           (idx[0] == bArg ||
+            (matchPattern(idx[0], m_Zero()) && type.getDimSize(0) == 1));
   };
   DenseSet<Value> rejected;
   for (Operation &inner : block) {
@@ -79,11 +77,13 @@ SetVector<Value> headTables(AttentionOp op) {
     else
       tables.insert(t);
   }
-  // A table read in another way anywhere in the region stays whole.
-  for (Operation &inner : block)
-    for (Value v : inner.getOperands())
-      if (tables.contains(v) && !isa<tensor::ExtractOp>(inner))
-        rejected.insert(v);
+  // A table read in another way in the region, or used outside the
+  // attention (it would be computed whole anyway), stays whole.
+  for (Value t : tables)
+    for (OpOperand &use : t.getUses())
+      if (!region.isAncestor(use.getOwner()->getParentRegion()) ||
+          !isa<tensor::ExtractOp>(use.getOwner()))
+        rejected.insert(t);
   if (llvm::any_of(tables, [&](Value t) { return rejected.contains(t); }))
     tables.clear();
   return tables;
