@@ -29,6 +29,11 @@ install(TARGETS ${RPE_EXPORTED_LIBRARIES} rpe-c rpe_cuda_runtime
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR} COMPONENT runtime)
 
+# The allocation cache that rpe-compile --emit=shared and rpe.compile link
+# into every CPU library: needed at run time, hence "runtime".
+install(TARGETS rpe_cpu_runtime
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR} COMPONENT runtime)
+
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/rpe
                   ${PROJECT_SOURCE_DIR}/include/rpe-c
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} COMPONENT development

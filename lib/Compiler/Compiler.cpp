@@ -330,6 +330,9 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
   // The GPU kernels, one thread per block, run as loops on the CPU.
   pipeline.gpuEmulation = options.target == "nvptx-emulated";
   pipeline.gpuTensorCores = options.tensorCores;
+  // A shared library links librpe_cpu_runtime.a: its buffers come from the
+  // allocation cache. Objects and IR call malloc/free, which need nothing.
+  pipeline.cacheAllocations = options.emit == EmitKind::Shared;
   buildCPUPipeline(pm, pipeline);
   if (failed(pm.run(module)))
     return failure();
@@ -414,11 +417,12 @@ LogicalResult emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
   return success();
 }
 
-/// The directory of librpe_cuda_runtime.so: next to the shared library that
-/// holds this code (librpe-c.so, in an install tree or the Python package),
-/// in the lib/ beside the executable's bin/ (rpe-compile), in the install
-/// prefix, else in the build tree.
-std::string findRuntimeLibraryDir() {
+/// The directory of rpe's runtime library `fileName` (librpe_cuda_runtime.so,
+/// librpe_cpu_runtime.a): next to the shared library that holds this code
+/// (librpe-c.so, in an install tree or the Python package), in the lib/
+/// beside the executable's bin/ (rpe-compile), in the install prefix, else in
+/// the build tree.
+std::string findRuntimeLibraryDir(StringRef fileName) {
   SmallVector<std::string> candidates;
   auto addBinaryDir = [&](StringRef binary) {
     SmallString<256> dir(binary);
@@ -439,7 +443,7 @@ std::string findRuntimeLibraryDir() {
   candidates.push_back(RPE_RUNTIME_LIBRARY_DIR);
   for (const std::string &dir : candidates) {
     SmallString<256> path(dir);
-    llvm::sys::path::append(path, "librpe_cuda_runtime.so");
+    llvm::sys::path::append(path, fileName);
     if (llvm::sys::fs::exists(path)) {
       SmallString<256> real;
       if (!llvm::sys::fs::real_path(dir, real))
@@ -452,7 +456,8 @@ std::string findRuntimeLibraryDir() {
 
 LogicalResult linkShared(StringRef objectPath, StringRef outputPath,
                          bool needsRunnerUtils, bool needsOpenMP,
-                         bool needsCudaRuntime, Location loc) {
+                         bool needsCPURuntime, bool needsCudaRuntime,
+                         Location loc) {
   std::optional<std::string> driver = findLinkerDriver();
   if (!driver)
     return emitError(loc) << "--emit=shared needs a C compiler driver (cc, "
@@ -472,8 +477,18 @@ LogicalResult linkShared(StringRef objectPath, StringRef outputPath,
     if (needsOpenMP)
       args.push_back("-lomp");
   }
+  if (needsCPURuntime) {
+    // The allocation cache, linked in: the library needs nothing more.
+    SmallString<256> archive(findRuntimeLibraryDir("librpe_cpu_runtime.a"));
+    llvm::sys::path::append(archive, "librpe_cpu_runtime.a");
+    if (!llvm::sys::fs::exists(archive))
+      return emitError(loc) << "rpe's CPU runtime '" << archive
+                            << "' is missing (the build or install of rpe is "
+                               "incomplete)";
+    args.push_back(archive.str().str());
+  }
   if (needsCudaRuntime) {
-    std::string libDir = findRuntimeLibraryDir();
+    std::string libDir = findRuntimeLibraryDir("librpe_cuda_runtime.so");
     args.push_back("-L" + libDir);
     args.push_back("-Wl,-rpath," + libDir);
     args.push_back("-lrpe_cuda_runtime");
@@ -635,8 +650,13 @@ static LogicalResult emitArtifactTo(ModuleOp module,
     bool needsCudaRuntime =
         llvmModule->getFunction("mgpuModuleLoad") != nullptr ||
         llvmModule->getFunction("mgpuModuleLoadJIT") != nullptr;
+    bool needsCPURuntime =
+        llvmModule->getFunction("_mlir_memref_to_llvm_alloc") != nullptr ||
+        llvmModule->getFunction("_mlir_memref_to_llvm_aligned_alloc") !=
+            nullptr ||
+        llvmModule->getFunction("_mlir_memref_to_llvm_free") != nullptr;
     return linkShared(objectPath, outputPath, needsRunnerUtils, needsOpenMP,
-                      needsCudaRuntime, loc);
+                      needsCPURuntime, needsCudaRuntime, loc);
   }
   case EmitKind::MLIR:
   case EmitKind::PTX:

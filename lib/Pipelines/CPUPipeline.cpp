@@ -251,7 +251,9 @@ void mlir::rpe::addCPULoweringPasses(OpPassManager &pm,
   pm.addPass(arith::createArithExpandOpsPass(expand));
   // memref before scf -> cf: the memref.alloca_scope that wraps each OpenMP
   // parallel body must be lowered while that body is still one block.
-  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  FinalizeMemRefToLLVMConversionPassOptions memrefToLLVM;
+  memrefToLLVM.useGenericFunctions = options.cacheAllocations;
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass(memrefToLLVM));
   pm.addPass(createSCFToControlFlowPass());
   ConvertVectorToLLVMPassOptions vectorToLLVM;
   vectorToLLVM.reassociateFPReductions = true;

@@ -101,6 +101,14 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       *this, "deallocate",
       llvm::cl::desc("Insert buffer deallocation (ownership-based)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> cacheAllocations{
+      *this, "cache-allocations",
+      llvm::cl::desc("Allocate and free buffers through "
+                     "_mlir_memref_to_llvm_alloc/_free (use-generic-functions)"
+                     ", which librpe_cpu_runtime.a implements with a cache of "
+                     "large freed blocks; rpe-compile --emit=shared and "
+                     "rpe.compile link it. Off: malloc/free"),
+      llvm::cl::init(false)};
   PassOptions::Option<bool> gpuEmulation{
       *this, "gpu-emulation",
       llvm::cl::desc("Build the kernels rpe-nvptx-pipeline builds, with one "

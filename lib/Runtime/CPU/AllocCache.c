@@ -1,0 +1,144 @@
+/*===- AllocCache.c - Buffer allocation for CPU modules ---------*- C -*-===*\
+|*                                                                          *|
+|* The allocation functions of shared libraries that rpe compiles for the   *|
+|* CPU (finalize-memref-to-llvm with use-generic-functions): malloc/free    *|
+|* behind a small cache of large freed blocks.                              *|
+|*                                                                          *|
+|* A module that allocates large temporaries (the DeBERTa tables: MiB per   *|
+|* head) and frees them in every call otherwise hands them back to the     *|
+|* kernel (glibc serves them with mmap or trims its heaps), and the next    *|
+|* call pays a page fault and a page zeroing for every 4 KiB of them: a     *|
+|* third of the time of DeBERTa attention at L = 2048. The cache keeps up   *|
+|* to RPE_ALLOC_CACHE_MB (default 1024; 0 turns it off) of freed blocks of  *|
+|* at least 256 KiB and reuses one for a request of at least half its size. *|
+|* Blocks come from malloc / posix_memalign, so that a buffer a module      *|
+|* returns may be released with free() by its caller.                       *|
+|*                                                                          *|
+|* Linked statically (librpe_cpu_runtime.a) into each library, with hidden  *|
+|* visibility: each library has its own cache and exports nothing.          *|
+|*                                                                          *|
+\*===----------------------------------------------------------------------===*/
+
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define RPE_HIDDEN __attribute__((visibility("hidden")))
+
+enum { kSlots = 32 };
+static const size_t kMinBytes = (size_t)256 << 10;
+
+struct Slot {
+  void *ptr;
+  size_t capacity;
+  unsigned long age; /* when it was cached: the oldest goes first */
+};
+
+static struct Slot slots[kSlots];
+static size_t cachedBytes;
+static unsigned long ageCounter;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t limitOnce = PTHREAD_ONCE_INIT;
+static size_t limitBytes;
+
+static void readLimit(void) {
+  size_t megabytes = 1024;
+  const char *env = getenv("RPE_ALLOC_CACHE_MB");
+  if (env && *env) {
+    char *end;
+    unsigned long long value = strtoull(env, &end, 10);
+    if (*end == '\0')
+      megabytes = (size_t)value;
+  }
+  limitBytes = megabytes > (SIZE_MAX >> 20) ? SIZE_MAX : megabytes << 20;
+}
+
+static size_t cacheLimit(void) {
+  pthread_once(&limitOnce, readLimit);
+  return limitBytes;
+}
+
+/* A cached block of `size` bytes or more (at most twice as many) aligned to
+   `alignment`, removed from the cache; NULL if there is none. */
+static void *take(size_t size, size_t alignment) {
+  if (size < kMinBytes || cacheLimit() == 0)
+    return NULL;
+  void *found = NULL;
+  pthread_mutex_lock(&lock);
+  int best = -1;
+  for (int i = 0; i < kSlots; ++i) {
+    struct Slot *s = &slots[i];
+    if (!s->ptr || s->capacity < size || s->capacity / 2 > size ||
+        (uintptr_t)s->ptr % alignment != 0)
+      continue;
+    if (best < 0 || s->capacity < slots[best].capacity)
+      best = i;
+  }
+  if (best >= 0) {
+    found = slots[best].ptr;
+    cachedBytes -= slots[best].capacity;
+    slots[best].ptr = NULL;
+  }
+  pthread_mutex_unlock(&lock);
+  return found;
+}
+
+RPE_HIDDEN void *_mlir_memref_to_llvm_alloc(size_t size) {
+  void *ptr = take(size, 1);
+  return ptr ? ptr : malloc(size);
+}
+
+RPE_HIDDEN void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
+                                                    size_t size) {
+  if (alignment < sizeof(void *))
+    alignment = sizeof(void *);
+  void *ptr = take(size, alignment);
+  if (ptr)
+    return ptr;
+  if (posix_memalign(&ptr, alignment, size ? size : 1) != 0)
+    return NULL;
+  return ptr;
+}
+
+RPE_HIDDEN void _mlir_memref_to_llvm_free(void *ptr) {
+  if (!ptr)
+    return;
+  size_t capacity = malloc_usable_size(ptr);
+  size_t limit = cacheLimit();
+  if (capacity < kMinBytes || capacity > limit) {
+    free(ptr);
+    return;
+  }
+  /* Blocks to free outside the lock: the evicted ones. */
+  void *evicted[kSlots];
+  int numEvicted = 0;
+  pthread_mutex_lock(&lock);
+  for (;;) {
+    int empty = -1, oldest = -1;
+    for (int i = 0; i < kSlots; ++i) {
+      if (!slots[i].ptr) {
+        if (empty < 0)
+          empty = i;
+      } else if (oldest < 0 || slots[i].age < slots[oldest].age) {
+        oldest = i;
+      }
+    }
+    if (empty >= 0 && cachedBytes + capacity <= limit) {
+      slots[empty].ptr = ptr;
+      slots[empty].capacity = capacity;
+      slots[empty].age = ++ageCounter;
+      cachedBytes += capacity;
+      ptr = NULL;
+      break;
+    }
+    /* Full (slots or bytes): the oldest block makes room. capacity <= limit,
+       so this ends with an empty cache at the latest. */
+    evicted[numEvicted++] = slots[oldest].ptr;
+    cachedBytes -= slots[oldest].capacity;
+    slots[oldest].ptr = NULL;
+  }
+  pthread_mutex_unlock(&lock);
+  for (int i = 0; i < numEvicted; ++i)
+    free(evicted[i]);
+}
