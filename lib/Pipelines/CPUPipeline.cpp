@@ -203,6 +203,7 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
 
   // Tensors -> buffers. Function boundaries take identity-layout memrefs so
   // that the C interface is a plain descriptor.
+  pm.addPass(createRPEUnshareFillsPass());
   addBufferizePass(pm);
   if (options.deallocate)
     addDeallocationPasses(pm);
@@ -237,6 +238,8 @@ void mlir::rpe::addCPULoweringPasses(OpPassManager &pm,
     pm.addPass(createRPEHoistForallAllocasPass());
     pm.addPass(createForallToForLoopPass());
   }
+  // Copies of slices as loops LLVM vectorizes, not memrefCopy calls.
+  pm.addPass(createRPEExpandStridedCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
   // Math ops without an LLVM lowering (erf, erfc, isinf, cbrt, ...) ->

@@ -143,3 +143,69 @@ func.func @rope(%x: tensor<1x2x8x4xf32>, %y: tensor<1x1x8x4xf32>, %p: tensor<8xi
   %2 = rpe.rotary %y, %p {theta = 5.0e5 : f64} : tensor<1x1x8x4xf32>, tensor<8xi64>
   return %1, %2 : tensor<1x2x8x4xf32>, tensor<1x1x8x4xf32>
 }
+
+// -----
+
+// rpe-split-attention-heads' loop (rpe.split_heads) moves out as a whole:
+// the table's producer and the attention stay in it (the head's slices are
+// read in place, not copied at a function boundary), and its tensor.empty
+// init comes along; a loop without the marker stays, its ops moving out
+// one by one.
+// CHECK-LABEL: func.func @split_heads
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x8x4xf32>, %[[W:.*]]: tensor<2x4x16xf32>)
+// CHECK-NOT: scf.forall
+// CHECK: %[[O:.*]] = call @__rpe_attention_heads(%[[Q]], %[[W]]) : (tensor<1x2x8x4xf32>, tensor<2x4x16xf32>) -> tensor<1x2x8x4xf32>
+// CHECK: %[[P:.*]] = scf.forall
+// CHECK: linalg.negf
+// CHECK: return %[[O]], %[[P]]
+// CHECK: func.func private @__rpe_attention_heads(%{{.*}}: tensor<1x2x8x4xf32>, %{{.*}}: tensor<2x4x16xf32>) -> tensor<1x2x8x4xf32> attributes {passthrough = ["noinline"]}
+// CHECK: tensor.empty() : tensor<1x2x8x4xf32>
+// CHECK: scf.forall {{.*}} {
+// CHECK: linalg.fill
+// CHECK: linalg.generic
+// CHECK: rpe.attention
+// CHECK: } {rpe.split_heads}
+// ALL-LABEL: func.func @split_heads
+// ALL: call @__rpe_attention_heads(
+// ALL: scf.forall
+// ALL: call @__rpe_kernel
+// ALL-NOT: call @__rpe_kernel
+// ALL: func.func private @__rpe_attention_heads(
+// ALL-NOT: call
+// ALL: rpe.attention
+func.func @split_heads(%q: tensor<1x2x8x4xf32>, %w: tensor<2x4x16xf32>) -> (tensor<1x2x8x4xf32>, tensor<2x4x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %zero = arith.constant 0.0 : f32
+  %init = tensor.empty() : tensor<1x2x8x4xf32>
+  %out = scf.forall (%h) in (2) shared_outs(%o = %init) -> (tensor<1x2x8x4xf32>) {
+    %qh = tensor.extract_slice %q[0, %h, 0, 0] [1, 1, 8, 4] [1, 1, 1, 1] : tensor<1x2x8x4xf32> to tensor<1x1x8x4xf32>
+    %wh = tensor.extract_slice %w[%h, 0, 0] [1, 4, 16] [1, 1, 1] : tensor<2x4x16xf32> to tensor<1x4x16xf32>
+    %e = tensor.empty() : tensor<1x1x8x16xf32>
+    %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x1x8x16xf32>) -> tensor<1x1x8x16xf32>
+    %t = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d3)>, affine_map<(d0, d1, d2, d3, d4) -> (d1, d3, d4)>, affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2, d4)>], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%qh, %wh : tensor<1x1x8x4xf32>, tensor<1x4x16xf32>) outs(%f : tensor<1x1x8x16xf32>) {
+    ^bb0(%a: f32, %b: f32, %c: f32):
+      %m = arith.mulf %a, %b : f32
+      %s = arith.addf %c, %m : f32
+      linalg.yield %s : f32
+    } -> tensor<1x1x8x16xf32>
+    %r = rpe.attention %qh, %qh, %qh : tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32>, tensor<1x1x8x4xf32> -> tensor<1x1x8x4xf32> {
+    ^bb0(%s: f32, %b: index, %hh: index, %i: index, %j: index):
+      %x = tensor.extract %t[%c0, %hh, %i, %j] : tensor<1x1x8x16xf32>
+      %y = arith.addf %s, %x : f32
+      rpe.yield %y : f32
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %r into %o[0, %h, 0, 0] [1, 1, 8, 4] [1, 1, 1, 1] : tensor<1x1x8x4xf32> into tensor<1x2x8x4xf32>
+    }
+  } {rpe.split_heads}
+  %init2 = tensor.empty() : tensor<2x4x16xf32>
+  %neg = scf.forall (%h) in (2) shared_outs(%o = %init2) -> (tensor<2x4x16xf32>) {
+    %wh = tensor.extract_slice %w[%h, 0, 0] [1, 4, 16] [1, 1, 1] : tensor<2x4x16xf32> to tensor<1x4x16xf32>
+    %e = tensor.empty() : tensor<1x4x16xf32>
+    %n = linalg.negf ins(%wh : tensor<1x4x16xf32>) outs(%e : tensor<1x4x16xf32>) -> tensor<1x4x16xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %n into %o[%h, 0, 0] [1, 4, 16] [1, 1, 1] : tensor<1x4x16xf32> into tensor<2x4x16xf32>
+    }
+  }
+  return %out, %neg : tensor<1x2x8x4xf32>, tensor<2x4x16xf32>
+}

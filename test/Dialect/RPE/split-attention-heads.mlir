@@ -25,6 +25,8 @@
 // CHECK: tensor.extract %arg4[%[[HG]]] : tensor<4xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK-NEXT: tensor.parallel_insert_slice %[[O]] into %[[ACC]][%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 16]
+// The marker rpe-outline-kernels moves the loop out by (as a whole).
+// CHECK: } {rpe.split_heads}
 // CHECK: return %[[LOOP]]
 // CHECK-NOT: linalg.{{.*}} -> tensor<2x4x?x128xf32>
 

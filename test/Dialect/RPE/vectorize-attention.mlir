@@ -9,8 +9,8 @@
 // BADQ: error: rpe-vectorize-attention: tile-q must be a positive multiple of vector-width (8) and at most 16 vectors, got 20
 // BADBLOCK: error: rpe-vectorize-attention: tile-k must be positive and key-block, value-block in [1, 16], got 64, 0, 4
 
-// The kernel on buffers: read-only buffers of q, k, v, the result allocated
-// once; parallel over (b, h, query tile) = (2, 4, ceil(100 / 16)); Qᵀ packed
+// The kernel on buffers: read-only buffers of q, k, v (row-major at any
+// offset: a head's slice is read in place), the result allocated once; parallel over (b, h, query tile) = (2, 4, ceil(100 / 16)); Qᵀ packed
 // once per tile; one specialisation per number of row vectors (case 0: one
 // vector of 8 rows, default: two); register blocks of 4 keys × row vectors
 // over the head dimension (vector.fma of a broadcast key element); the
@@ -20,14 +20,14 @@
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x4x100x64xf32>, %[[K:.*]]: tensor<2x2x130x64xf32>, %[[V:.*]]: tensor<2x2x130x32xf32>)
 // CHECK-NOT: 100x130
 // CHECK-DAG: %[[FLUSH:.*]] = arith.constant dense<-6.400000e+01> : vector<8xf32>
-// CHECK-DAG: %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only : tensor<2x4x100x64xf32> to memref<2x4x100x64xf32>
+// CHECK-DAG: %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only : tensor<2x4x100x64xf32> to memref<2x4x100x64xf32, strided<[25600, 6400, 64, 1], offset: ?>>
 // CHECK-DAG: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
 // CHECK-DAG: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
 // CHECK: %[[OUT:.*]] = memref.alloc() {alignment = 64 : i64} : memref<2x4x100x32xf32>
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %{{.*}}) in (%{{.*}}, %{{.*}}, %[[C7:.*]]) {
 // CHECK-NEXT: memref.alloca_scope {
 // CHECK: %[[QT:.*]] = memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<?x16xf32>
-// CHECK: memref.load %[[QB]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] : memref<2x4x100x64xf32>
+// CHECK: memref.load %[[QB]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] : memref<2x4x100x64xf32, strided<[25600, 6400, 64, 1], offset: ?>>
 // CHECK: memref.store %{{.*}}, %[[QT]][%{{.*}}, %{{.*}}] : memref<?x16xf32>
 // CHECK: scf.index_switch
 // CHECK-NEXT: case 0 {
@@ -35,9 +35,9 @@
 // next key tile (one prefetch per 64-byte line: 16 f32), and its register
 // blocks take 8 keys (the accumulators of a full tile).
 // CHECK: scf.for %[[PD:.*]] = %c0 to %c64 step %c16 {
-// CHECK-NEXT: memref.prefetch %[[KB]][%[[B]], %{{.*}}, %[[PJ:.*]], %[[PD]]], read, locality<3>, data : memref<2x2x130x64xf32>
+// CHECK-NEXT: memref.prefetch %[[KB]][%[[B]], %{{.*}}, %[[PJ:.*]], %[[PD]]], read, locality<3>, data : memref<2x2x130x64xf32, strided<[16640, 8320, 64, 1], offset: ?>>
 // CHECK: scf.for %[[PE:.*]] = %c0 to %c32 step %c16 {
-// CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %{{.*}}, %[[PJ]], %[[PE]]], read, locality<3>, data : memref<2x2x130x32xf32>
+// CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %{{.*}}, %[[PJ]], %[[PE]]], read, locality<3>, data : memref<2x2x130x32xf32, strided<[8320, 4160, 32, 1], offset: ?>>
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK: vector.load %[[QT]][%{{.*}}, %{{.*}}] : memref<?x16xf32>, vector<8xf32>
 // CHECK: memref.load %[[KB]]

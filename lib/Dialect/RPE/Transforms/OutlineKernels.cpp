@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -58,11 +59,12 @@ struct Candidate {
 /// when no op outside reads it).
 SmallVector<Operation *> absorbedInits(Operation *op) {
   SmallVector<Operation *> absorbed;
-  auto dps = dyn_cast<DestinationStyleOpInterface>(op);
-  if (!dps)
-    return absorbed;
-  for (OpOperand &init : dps.getDpsInitsMutable()) {
-    Value v = init.get();
+  SmallVector<Value> inits;
+  if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
+    llvm::append_range(inits, dps.getDpsInits());
+  else if (auto loop = dyn_cast<scf::ForallOp>(op))
+    llvm::append_range(inits, loop.getOutputs());
+  for (Value v : inits) {
     if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
       auto empty = fill.getOutputs().front().getDefiningOp<tensor::EmptyOp>();
       if (empty && isScalarConstant(fill.getInputs().front())) {
@@ -141,25 +143,33 @@ struct RPEOutlineKernelsPass
     ModuleOp module = getOperation();
     SmallVector<Candidate> candidates;
     llvm::StringMap<int64_t> occurrences;
-    module.walk([&](Operation *op) {
+    // Pre-order: a loop outlined as a whole is not looked into.
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
       if (!op->getParentOfType<func::FuncOp>())
-        return;
+        return WalkResult::advance();
       if (isa<AttentionOp>(op)) {
         candidates.push_back(buildCandidate(op, "__rpe_attention"));
-        return;
+        return WalkResult::skip();
+      }
+      // rpe-split-attention-heads' loop: the attention, its per-head tables
+      // and the slices of q, k, v in one function, which reads the slices
+      // in place (a function boundary would copy each one).
+      if (isa<scf::ForallOp>(op) && op->hasAttr(kSplitHeadsLoopAttrName)) {
+        candidates.push_back(buildCandidate(op, "__rpe_attention_heads"));
+        return WalkResult::skip();
       }
       // RoPE of q and k in every layer: its tables and rotation are loops.
       if (isa<RotaryOp>(op)) {
         candidates.push_back(buildCandidate(op, "__rpe_rotary"));
-        return;
+        return WalkResult::skip();
       }
       auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
       if (minRepeats == 0 || !linalgOp || isa<linalg::FillOp>(op) ||
-          !linalgOp.hasPureTensorSemantics() ||
-          op->getParentOfType<AttentionOp>())
-        return;
+          !linalgOp.hasPureTensorSemantics())
+        return WalkResult::advance();
       candidates.push_back(buildCandidate(op, "__rpe_kernel"));
       ++occurrences[candidates.back().key];
+      return WalkResult::skip();
     });
 
     SymbolTable symbols(module);
@@ -168,7 +178,7 @@ struct RPEOutlineKernelsPass
     // recorded the former as arguments).
     DenseMap<Value, Value> replaced;
     for (Candidate &c : candidates) {
-      bool always = isa<AttentionOp, RotaryOp>(c.op);
+      bool always = isa<AttentionOp, RotaryOp, scf::ForallOp>(c.op);
       if (!always && occurrences[c.key] < minRepeats) {
         c.fn->erase();
         continue;

@@ -143,6 +143,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     auto loop =
         scf::ForallOp::create(rewriter, loc, ArrayRef<OpFoldResult>{count},
                               ValueRange{init}, std::nullopt);
+    loop->setAttr(kSplitHeadsLoopAttrName, rewriter.getUnitAttr());
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(loop.getBody());
     Value bh = loop.getInductionVar(0);

@@ -142,8 +142,11 @@ private:
                                        splat(b, kExpFlush));
     return arith::SelectOp::create(b, loc, tiny, splat(b, 0.0f), e);
   }
-  /// An identity-layout buffer of `tensor` (read-only).
-  Value bufferOf(Value tensor);
+  /// The buffer of `tensor`, made once, before the kernel. Identity layout
+  /// (gathers flatten it), or with `anyOffset` row-major at any offset: a
+  /// slice of a larger tensor in its leading dimensions (the q, k, v of one
+  /// head, rpe-split-attention-heads) is then read in place, not copied.
+  Value bufferOf(Value tensor, bool anyOffset = false);
   /// `buffer[indices]` for the lanes of vector `chunk` that are rows of the
   /// tile (0 elsewhere); each index is a scalar or a vector<W x index>.
   Value gather(OpBuilder &b, Value buffer, ArrayRef<Value> indices,
@@ -275,7 +278,7 @@ private:
   SmallVector<Lanes> keyTileLanes;
 };
 
-Value KernelBuilder::bufferOf(Value tensor) {
+Value KernelBuilder::bufferOf(Value tensor, bool anyOffset) {
   auto it = buffers.find(tensor);
   if (it != buffers.end())
     return it->second;
@@ -283,7 +286,25 @@ Value KernelBuilder::bufferOf(Value tensor) {
   OpBuilder::InsertionGuard guard(rw);
   rw.setInsertionPoint(op);
   auto type = cast<RankedTensorType>(tensor.getType());
-  auto memrefType = MemRefType::get(type.getShape(), type.getElementType());
+  MemRefLayoutAttrInterface layout;
+  if (anyOffset && type.getRank() > 0) {
+    // Row-major strides (static while the inner sizes are), any offset;
+    // any stride for a dimension of size 1 (never stepped along).
+    SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
+    int64_t stride = 1;
+    for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+      if (type.getDimSize(d) != 1)
+        strides[d] = stride;
+      if (ShapedType::isDynamic(stride) || type.isDynamicDim(d))
+        stride = ShapedType::kDynamic;
+      else
+        stride *= type.getDimSize(d);
+    }
+    layout =
+        StridedLayoutAttr::get(rw.getContext(), ShapedType::kDynamic, strides);
+  }
+  auto memrefType =
+      MemRefType::get(type.getShape(), type.getElementType(), layout);
   Value buffer = bufferization::ToBufferOp::create(rw, loc, memrefType, tensor,
                                                    /*read_only=*/true);
   buffers[tensor] = buffer;
@@ -1035,9 +1056,10 @@ void KernelBuilder::build() {
   valueDim = dims.valueDim;
   group = dims.group;
   scale = dims.scale;
-  qBuf = bufferOf(q);
-  kBuf = bufferOf(k);
-  vBuf = bufferOf(v);
+  // Read by scalar loads only (into the packed tiles and broadcasts).
+  qBuf = bufferOf(q, /*anyOffset=*/true);
+  kBuf = bufferOf(k, /*anyOffset=*/true);
+  vBuf = bufferOf(v, /*anyOffset=*/true);
   if (Value bias = op.getBias())
     biasBuf = bufferOf(bias);
   if (Value lengths = op.getKeyLengths())

@@ -12,6 +12,11 @@ namespace rpe {
 #define GEN_PASS_REGISTRATION
 #include "rpe/Dialect/RPE/Transforms/Passes.h.inc"
 
+/// The unit attribute on the `scf.forall` over (batch, head) that
+/// rpe-split-attention-heads builds; rpe-outline-kernels moves such a loop
+/// into one function as a whole.
+constexpr llvm::StringLiteral kSplitHeadsLoopAttrName = "rpe.split_heads";
+
 } // namespace rpe
 } // namespace mlir
 

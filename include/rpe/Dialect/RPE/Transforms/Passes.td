@@ -655,6 +655,38 @@ def RPEHoistForallAllocasPass : Pass<"rpe-hoist-forall-allocas"> {
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
 
+def RPEExpandStridedCopiesPass : Pass<"rpe-expand-strided-copies"> {
+  let summary = "Copies between non-contiguous buffers as linalg.copy loops";
+  let description = [{
+    `finalize-memref-to-llvm` lowers a `memref.copy` to `llvm.memcpy` when
+    both buffers are contiguous (identity layout, or a static row-major
+    shape) and otherwise to a call of `memrefCopy` from the MLIR C runner
+    utilities, which copies one element at a time through a call to
+    `memcpy` (about 1 GB/s). This pass rewrites the latter kind — copies
+    of slices that bufferization makes, such as a head's rows of q, k, v or
+    an output inserted into its place — into `linalg.copy`, whose loops
+    (after `convert-linalg-to-loops`) LLVM vectorizes; copies that become
+    `llvm.memcpy` and those of rank 0 stay.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def RPEUnshareFillsPass : Pass<"rpe-unshare-fills"> {
+  let summary = "One linalg.fill per destination-style op that fills it";
+  let description = [{
+    When several destination-style ops on tensors take the same
+    `linalg.fill` result as their init (CSE merges identical fills, such as
+    the zero inits of the two gather-trick tables of a DeBERTa head), one-shot
+    bufferization writes the fill into one buffer and copies it for each
+    other op: a copy of constant data as large as the result. This pass
+    gives every such use but the first a clone of the fill (and of the
+    `tensor.empty` it fills), so that each op fills a buffer of its own.
+    The CPU pipeline runs it right before bufferization.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def RPEInsertShapeChecksPass
     : Pass<"rpe-insert-shape-checks", "::mlir::ModuleOp"> {
   let summary = "Run-time checks of the argument sizes of every entry point";

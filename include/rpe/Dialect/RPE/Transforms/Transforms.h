@@ -111,6 +111,14 @@ void populateRPESplitAttentionHeadsPatterns(RewritePatternSet &patterns,
 /// isnormal, clampf); the pass sends what is left to libm.
 void populateRPELegalizeMathPatterns(RewritePatternSet &patterns);
 
+/// rpe-expand-strided-copies: memref.copy that finalize-memref-to-llvm
+/// would lower to an element-by-element memrefCopy call -> linalg.copy.
+void populateRPEExpandStridedCopiesPatterns(RewritePatternSet &patterns);
+
+/// rpe-unshare-fills: a destination-style op on tensors whose init is a
+/// linalg.fill that other such ops also fill into gets its own clone of it.
+void populateRPEUnshareFillsPatterns(RewritePatternSet &patterns);
+
 /// Patterns lowering rpe.attention to the vector-level kernel (on buffers).
 void populateRPEVectorizeAttentionPatterns(
     RewritePatternSet &patterns, const VectorizeAttentionOptions &options);
