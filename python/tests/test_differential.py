@@ -1074,6 +1074,7 @@ def gen_deberta_attention():
         (Log(0, 5), 2, 8, True, True, False, False, "f32"),
         (Log(4, 4), 1, 4, True, True, True, False, "f32"),
         (Log(8, 20), 2, 8, True, True, False, True, "bf16"),
+        (Log(256, 512), 2, 16, True, True, True, False, "f32"),
     ]
     for n, (b, H, d, c2p, p2c, causal, kl, elem) in enumerate(specs):
         name = "deberta%d_%s_%s" % (n, bk_id(b), elem)
@@ -1082,6 +1083,10 @@ def gen_deberta_attention():
                                         key_lengths=kl, elem=elem, name=name))
         shapes = [(pick([1, 2]), pick(LENS), pick(LENS)),
                   (1, pick(LENS_SMALL), pick(LENS_LONG))]
+        if b.num_buckets >= 128:
+            # The CPU pipeline computes c2p per block of 512 query rows
+            # (rpe-split-attention-heads): several blocks, the last partial.
+            shapes.append((1, 1100, pick([700, 1300])))
         for B, lq, lk in shapes:
             c = Layer(B, H, H, lq, lk, d, kl=kl, causal=causal)
             cases.append((name + "-" + c.tag(), name, _deberta_make(b, c, c2p, p2c, elem)))

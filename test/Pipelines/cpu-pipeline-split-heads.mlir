@@ -1,11 +1,13 @@
 // DeBERTa c2p + p2c at L = 4096, H = 8, 512 buckets: with the CPU
 // pipeline's default (split-attention-heads) the gather-trick tables are
-// computed per (batch, head), 4096×512 each, and nothing of 8×4096×512 (the
-// whole tables, 64 MiB each) is ever a buffer; with split-attention-heads=0
-// they are (the NOSPLIT lines), so the checks can fail. The loop over
-// (batch, head) is one function (rpe-outline-kernels) that reads each
-// head's q, k, v in place: no slice is copied, and each table fills a
-// buffer of its own (rpe-unshare-fills), not a copy of the other's.
+// computed one (batch, head) at a time — p2c (read at the key) 4096×512
+// per head, c2p (read at the query) per block of 512 query rows — and
+// nothing of 8×4096×512 (the whole tables, 64 MiB each) is ever a buffer;
+// with split-attention-heads=0 they are (the NOSPLIT lines), so the checks
+// can fail. The loop over (batch, head) is one function
+// (rpe-outline-kernels) that reads each head's q, k, v in place: no slice
+// is copied, and each table fills a buffer of its own (rpe-unshare-fills),
+// not a copy of the other's.
 //
 // RUN: rpe-opt %s -rpe-cpu-pipeline -mlir-print-ir-after=one-shot-bufferize -o /dev/null 2>&1 | FileCheck %s
 // RUN: rpe-opt %s -rpe-cpu-pipeline="split-attention-heads=0" -mlir-print-ir-after=one-shot-bufferize -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSPLIT
@@ -14,22 +16,24 @@
 // CHECK-NOT: memref<1x8x4096x512xf32>
 // CHECK: func.func private @__rpe_attention_heads(
 // CHECK-NOT: memref<1x8x4096x512xf32>
-// CHECK: scf.forall
-// CHECK-NOT: memref.copy
-// CHECK: %[[C2P:.*]] = memref.alloc() {{.*}}: memref<1x1x4096x512xf32>
-// CHECK-NEXT: linalg.fill {{.*}} outs(%[[C2P]] :
-// CHECK-NEXT: linalg.generic {{.*}} outs(%[[C2P]] :
+// CHECK: scf.for
 // CHECK-NOT: memref.copy
 // CHECK: %[[P2C:.*]] = memref.alloc() {{.*}}: memref<1x1x4096x512xf32>
 // CHECK-NEXT: linalg.fill {{.*}} outs(%[[P2C]] :
 // CHECK-NEXT: linalg.generic {{.*}} outs(%[[P2C]] :
+// CHECK-NOT: memref.copy
+// CHECK: scf.for {{.*}} step %c512
+// CHECK-NOT: memref.copy
+// CHECK: %[[C2P:.*]] = memref.alloc(%{{.*}}) {{.*}}: memref<1x1x?x512xf32>
+// CHECK-NEXT: linalg.fill {{.*}} outs(%[[C2P]] :
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[C2P]] :
 // The kernel's q, k, v: the head's slices, cast (not copied).
 // CHECK-NOT: memref.copy
 // CHECK: memref.cast %{{.*}} : memref<1x1x4096x64xf32, strided<[2097152, 262144, 64, 1], offset: ?>> to memref<1x1x4096x64xf32, strided<[?, ?, 64, 1], offset: ?>>
 // CHECK-NOT: memref.copy
 // CHECK: scf.forall
-// The head's output into its place (the kernel writes a buffer of its own).
-// CHECK: memref.copy %{{.*}} : memref<1x1x4096x64xf32> to memref<1x1x4096x64xf32, strided<[2097152, 262144, 64, 1], offset: ?>>
+// The block's output into its place (the kernel writes a buffer of its own).
+// CHECK: memref.copy %{{.*}} : memref<1x1x?x64xf32> to memref<1x1x?x64xf32, strided<[2097152, 262144, 64, 1], offset: ?>>
 // CHECK-NOT: memref<1x8x4096x512xf32>
 
 // NOSPLIT: IR Dump After OneShotBufferizePass

@@ -1,34 +1,79 @@
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads | FileCheck %s
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="parallel-heads=1" | FileCheck %s --check-prefix=PAR
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=0" | FileCheck %s --check-prefix=NOBLOCK
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="min-table-columns=8" | FileCheck %s --check-prefix=NARROW
 
-// A DeBERTa-style c2p table (q·pos_kᵀ, B×H×L×NB): the attention runs in a
-// parallel loop over (batch, head) on slices of q, k, v and key_lengths, with the
-// table's producer tiled into the loop (one head's L×NB, its init a fill of
-// an empty slice); nothing of the whole table is left. score_mod's other
-// use of %h (the per-head temperature) gets the global head.
+// A DeBERTa-style c2p table (q·pos_kᵀ, B×H×L×NB, read at the query
+// position): by default one (batch, head) after another (scf.for: the
+// threads share a head), and within a head blocks of 512 query rows, each
+// with its rows of q and of the table (the producer tiled to them) and the
+// attention at q_offset = the block's first row, reading the table's row
+// %i - row0. q, k, v and key_lengths are sliced per head; nothing of the
+// whole table is left. score_mod's other use of %h (the per-head
+// temperature) gets the global head.
 // CHECK-LABEL: func.func @c2p
 // CHECK-NOT: linalg.{{.*}} -> tensor<2x4x?x128xf32>
-// CHECK: %[[LOOP:.*]] = scf.forall (%[[BH:.*]]) in (%{{.*}}) shared_outs(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x4x?x16xf32>)
+// CHECK: %[[LOOP:.*]] = scf.for %[[BH:.*]] = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x4x?x16xf32>)
 // CHECK: %[[B:.*]] = arith.divui %[[BH]], %{{.*}}
 // CHECK: %[[H:.*]] = arith.remui %[[BH]], %{{.*}}
 // CHECK: %[[HK:.*]] = arith.divui %[[H]], %{{.*}}
-// CHECK: %[[Q:.*]] = tensor.extract_slice %arg0[%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 16]
 // CHECK: tensor.extract_slice %arg1[%[[B]], %[[HK]], 0, 0] [1, 1, %{{.*}}, 16]
 // CHECK: tensor.extract_slice %arg3[%[[B]]] [1] [1]
-// CHECK: %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<1x1x?x128xf32>
+// CHECK: %[[BLOCKS:.*]] = scf.for %[[R0:.*]] = %{{.*}} to %{{.*}} step %c512 iter_args(%[[ACC2:.*]] = %[[ACC]])
+// CHECK: %[[ROWS:.*]] = arith.minsi %{{.*}}, %c512
+// CHECK: %[[Q:.*]] = tensor.extract_slice %arg0[%[[B]], %[[H]], %[[R0]], 0] [1, 1, %[[ROWS]], 16]
+// CHECK: %[[E:.*]] = tensor.empty(%[[ROWS]]) : tensor<1x1x?x128xf32>
 // CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}}) outs(%[[E]] : tensor<1x1x?x128xf32>)
 // CHECK: %[[T:.*]] = linalg.generic {{.*}} outs(%[[F]] : tensor<1x1x?x128xf32>)
-// CHECK: %[[O:.*]] = rpe.attention {{.*}} key_lengths(%{{.*}} : tensor<1xi32>) {{.*}} -> tensor<1x1x?x16xf32> {
-// CHECK-NEXT: ^bb0(%{{.*}}: f32, %[[BA:.*]]: index, %[[HA:.*]]: index, %[[I:.*]]: index, %{{.*}}: index):
-// CHECK: %[[HG:.*]] = arith.addi %[[HA]], %[[H]] : index
-// CHECK: tensor.extract %[[T]][%[[BA]], %[[HA]], %[[I]], %{{.*}}] : tensor<1x1x?x128xf32>
+// CHECK: %[[O:.*]] = rpe.attention %[[Q]], {{.*}} key_lengths(%{{.*}} : tensor<1xi32>) q_offset(%[[R0]]) {{.*}} -> tensor<1x1x?x16xf32> {
+// CHECK-NEXT: ^bb0(%{{.*}}: f32, %[[BA:.*]]: index, %[[HA:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-DAG: %[[HG:.*]] = arith.addi %[[HA]], %[[H]] : index
+// CHECK-DAG: %[[IL:.*]] = arith.subi %[[I]], %[[R0]] : index
+// CHECK: %[[BK:.*]] = rpe.bucket %[[I]], %[[J]]
+// CHECK: tensor.extract %[[T]][%[[BA]], %[[HA]], %[[IL]], %[[BK]]] : tensor<1x1x?x128xf32>
 // CHECK: tensor.extract %arg4[%[[HG]]] : tensor<4xf32>
-// CHECK: scf.forall.in_parallel
-// CHECK-NEXT: tensor.parallel_insert_slice %[[O]] into %[[ACC]][%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 16]
+// CHECK: %[[INS:.*]] = tensor.insert_slice %[[O]] into %[[ACC2]][%[[B]], %[[H]], %[[R0]], 0] [1, 1, %{{.*}}, 16]
+// CHECK-NEXT: scf.yield %[[INS]]
+// CHECK: scf.yield %[[BLOCKS]]
 // The marker rpe-outline-kernels moves the loop out by (as a whole).
-// CHECK: } {rpe.split_heads}
+// CHECK-NEXT: } {rpe.split_heads}
 // CHECK: return %[[LOOP]]
 // CHECK-NOT: linalg.{{.*}} -> tensor<2x4x?x128xf32>
+
+// query-block=0: the head's whole table, no loop over rows.
+// NOBLOCK-LABEL: func.func @c2p
+// NOBLOCK: scf.for
+// NOBLOCK-NOT: scf.for
+// NOBLOCK: linalg.generic
+// NOBLOCK: } -> tensor<1x1x?x128xf32>
+// NOBLOCK: rpe.attention
+// NOBLOCK-NOT: q_offset
+// NOBLOCK: tensor.insert_slice
+// NOBLOCK: } {rpe.split_heads}
+
+// parallel-heads=1: an scf.forall over (batch, head), a head's whole table
+// per thread.
+// PAR-LABEL: func.func @c2p
+// PAR: %[[LOOP:.*]] = scf.forall (%[[BH:.*]]) in (%{{.*}}) shared_outs(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x4x?x16xf32>)
+// PAR: %[[B:.*]] = arith.divui %[[BH]], %{{.*}}
+// PAR: %[[H:.*]] = arith.remui %[[BH]], %{{.*}}
+// PAR: %[[HK:.*]] = arith.divui %[[H]], %{{.*}}
+// PAR: %[[Q:.*]] = tensor.extract_slice %arg0[%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 16]
+// PAR: tensor.extract_slice %arg1[%[[B]], %[[HK]], 0, 0] [1, 1, %{{.*}}, 16]
+// PAR: tensor.extract_slice %arg3[%[[B]]] [1] [1]
+// PAR: %[[E:.*]] = tensor.empty(%{{.*}}) : tensor<1x1x?x128xf32>
+// PAR: %[[F:.*]] = linalg.fill ins(%{{.*}}) outs(%[[E]] : tensor<1x1x?x128xf32>)
+// PAR: %[[T:.*]] = linalg.generic {{.*}} outs(%[[F]] : tensor<1x1x?x128xf32>)
+// PAR: %[[O:.*]] = rpe.attention {{.*}} key_lengths(%{{.*}} : tensor<1xi32>) {{.*}} -> tensor<1x1x?x16xf32> {
+// PAR-NEXT: ^bb0(%{{.*}}: f32, %[[BA:.*]]: index, %[[HA:.*]]: index, %[[I:.*]]: index, %{{.*}}: index):
+// PAR: %[[HG:.*]] = arith.addi %[[HA]], %[[H]] : index
+// PAR: tensor.extract %[[T]][%[[BA]], %[[HA]], %[[I]], %{{.*}}] : tensor<1x1x?x128xf32>
+// PAR: tensor.extract %arg4[%[[HG]]] : tensor<4xf32>
+// PAR: scf.forall.in_parallel
+// PAR-NEXT: tensor.parallel_insert_slice %[[O]] into %[[ACC]][%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 16]
+// PAR: } {rpe.split_heads}
+// PAR: return %[[LOOP]]
+// PAR-NOT: linalg.{{.*}} -> tensor<2x4x?x128xf32>
 
 #q = affine_map<(b, h, i, d, n) -> (b, h, i, d)>
 #p = affine_map<(b, h, i, d, n) -> (h, d, n)>
@@ -65,23 +110,23 @@ func.func @c2p(%q: tensor<2x4x?x16xf32>, %k: tensor<2x2x?x16xf32>, %pk: tensor<4
 // a table the function also returns, and a dense bias keep the attention
 // as it is.
 // CHECK-LABEL: func.func @narrow
-// CHECK-NOT: scf.forall
+// CHECK-NOT: scf.for
 // CHECK: rpe.attention
 // NARROW-LABEL: func.func @narrow
-// NARROW: scf.forall
+// NARROW: scf.for
 // NARROW: rpe.attention {{.*}} -> tensor<1x1x?x16xf32>
 // CHECK-LABEL: func.func @other_read
-// CHECK-NOT: scf.forall
+// CHECK-NOT: scf.for
 // NARROW-LABEL: func.func @other_read
-// NARROW-NOT: scf.forall
+// NARROW-NOT: scf.for
 // CHECK-LABEL: func.func @returned_table
-// CHECK-NOT: scf.forall
+// CHECK-NOT: scf.for
 // NARROW-LABEL: func.func @returned_table
-// NARROW-NOT: scf.forall
+// NARROW-NOT: scf.for
 // CHECK-LABEL: func.func @dense_bias
-// CHECK-NOT: scf.forall
+// CHECK-NOT: scf.for
 // NARROW-LABEL: func.func @dense_bias
-// NARROW-NOT: scf.forall
+// NARROW-NOT: scf.for
 
 #q = affine_map<(b, h, i, d, n) -> (b, h, i, d)>
 #p = affine_map<(b, h, i, d, n) -> (d, n)>
@@ -165,6 +210,88 @@ func.func @dense_bias(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>, %bias: t
     %bk = rpe.bucket %i, %j by clip<max_distance = 4>
     %g = tensor.extract %t[%b, %h, %i, %bk] : tensor<1x2x?x9xf32>
     %r = arith.addf %s, %g : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x?x16xf32>
+}
+
+// -----
+
+// c2p (read at the query position %i) and p2c (read at the key position
+// %j): p2c is computed once per head, before the loop over query blocks;
+// c2p per block. With a q_offset the rows are not blocked (the table's
+// rows would not start at the block's first row).
+// CHECK-LABEL: func.func @c2p_p2c
+// NARROW-LABEL: func.func @c2p_p2c
+// CHECK: scf.for
+// CHECK: %[[P2C:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x128xf32>)
+// CHECK: scf.for %[[R0:[a-z0-9_]+]] =
+// CHECK: %[[C2P:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x128xf32>)
+// CHECK: rpe.attention {{.*}} q_offset(%[[R0]])
+// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK: %[[IL:.*]] = arith.subi %[[I]], %[[R0]]
+// CHECK-DAG: tensor.extract %[[C2P]][%{{.*}}, %{{.*}}, %[[IL]], %{{.*}}]
+// CHECK-DAG: tensor.extract %[[P2C]][%{{.*}}, %{{.*}}, %[[J]], %{{.*}}]
+// CHECK-LABEL: func.func @with_q_offset
+// CHECK: scf.for
+// CHECK-NOT: scf.for
+// CHECK: rpe.attention {{.*}} q_offset(%arg3)
+// CHECK: } {rpe.split_heads}
+
+#q = affine_map<(b, h, i, d, n) -> (b, h, i, d)>
+#p = affine_map<(b, h, i, d, n) -> (h, d, n)>
+#o = affine_map<(b, h, i, d, n) -> (b, h, i, n)>
+func.func @c2p_p2c(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %pk: tensor<2x16x128xf32>, %pq: tensor<2x16x128xf32>) -> tensor<1x2x?x16xf32> {
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %lq = tensor.dim %q, %c2 : tensor<1x2x?x16xf32>
+  %lk = tensor.dim %k, %c2 : tensor<1x2x?x16xf32>
+  %e = tensor.empty(%lq) : tensor<1x2x?x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x?x128xf32>) -> tensor<1x2x?x128xf32>
+  %c2p = linalg.generic {indexing_maps = [#q, #p, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%q, %pk : tensor<1x2x?x16xf32>, tensor<2x16x128xf32>) outs(%f : tensor<1x2x?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x?x128xf32>
+  %e2 = tensor.empty(%lk) : tensor<1x2x?x128xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x2x?x128xf32>) -> tensor<1x2x?x128xf32>
+  %p2c = linalg.generic {indexing_maps = [#q, #p, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%k, %pq : tensor<1x2x?x16xf32>, tensor<2x16x128xf32>) outs(%f2 : tensor<1x2x?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x?x128xf32>
+  %0 = rpe.attention %q, %k, %k : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by log<position_buckets = 64, max_relative_positions = 128>
+    %x = tensor.extract %c2p[%b, %h, %i, %bk] : tensor<1x2x?x128xf32>
+    %y = tensor.extract %p2c[%b, %h, %j, %bk] : tensor<1x2x?x128xf32>
+    %r = arith.addf %s, %x : f32
+    %r2 = arith.addf %r, %y : f32
+    rpe.yield %r2 : f32
+  }
+  return %0 : tensor<1x2x?x16xf32>
+}
+
+func.func @with_q_offset(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %pk: tensor<2x16x128xf32>, %off: index) -> tensor<1x2x?x16xf32> {
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %lq = tensor.dim %q, %c2 : tensor<1x2x?x16xf32>
+  %e = tensor.empty(%lq) : tensor<1x2x?x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x?x128xf32>) -> tensor<1x2x?x128xf32>
+  %c2p = linalg.generic {indexing_maps = [#q, #p, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%q, %pk : tensor<1x2x?x16xf32>, tensor<2x16x128xf32>) outs(%f : tensor<1x2x?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x?x128xf32>
+  %0 = rpe.attention %q, %k, %k q_offset(%off) : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %row = arith.subi %i, %off : index
+    %bk = rpe.bucket %i, %j by log<position_buckets = 64, max_relative_positions = 128>
+    %x = tensor.extract %c2p[%b, %h, %row, %bk] : tensor<1x2x?x128xf32>
+    %r = arith.addf %s, %x : f32
     rpe.yield %r : f32
   }
   return %0 : tensor<1x2x?x16xf32>

@@ -64,6 +64,8 @@ SmallVector<Operation *> absorbedInits(Operation *op) {
     llvm::append_range(inits, dps.getDpsInits());
   else if (auto loop = dyn_cast<scf::ForallOp>(op))
     llvm::append_range(inits, loop.getOutputs());
+  else if (auto loop = dyn_cast<scf::ForOp>(op))
+    llvm::append_range(inits, loop.getInitArgs());
   for (Value v : inits) {
     if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
       auto empty = fill.getOutputs().front().getDefiningOp<tensor::EmptyOp>();
@@ -154,7 +156,8 @@ struct RPEOutlineKernelsPass
       // rpe-split-attention-heads' loop: the attention, its per-head tables
       // and the slices of q, k, v in one function, which reads the slices
       // in place (a function boundary would copy each one).
-      if (isa<scf::ForallOp>(op) && op->hasAttr(kSplitHeadsLoopAttrName)) {
+      if (isa<scf::ForallOp, scf::ForOp>(op) &&
+          op->hasAttr(kSplitHeadsLoopAttrName)) {
         candidates.push_back(buildCandidate(op, "__rpe_attention_heads"));
         return WalkResult::skip();
       }
@@ -178,7 +181,7 @@ struct RPEOutlineKernelsPass
     // recorded the former as arguments).
     DenseMap<Value, Value> replaced;
     for (Candidate &c : candidates) {
-      bool always = isa<AttentionOp, RotaryOp, scf::ForallOp>(c.op);
+      bool always = isa<AttentionOp, RotaryOp, scf::ForallOp, scf::ForOp>(c.op);
       if (!always && occurrences[c.key] < minRepeats) {
         c.fn->erase();
         continue;

@@ -109,10 +109,46 @@ Value sliceLeading(OpBuilder &b, Location loc, Value source,
   return tensor::ExtractSliceOp::create(b, loc, source, offs, sizes, strides);
 }
 
+/// `source[offsets..., row0, 0...]` with sizes 1 for the leading offsets,
+/// `rows` in the dimension after them, the full extent beyond.
+Value sliceRows(OpBuilder &b, Location loc, Value source,
+                ArrayRef<Value> offsets, Value row0, Value rows) {
+  auto slice = cast<tensor::ExtractSliceOp>(
+      sliceLeading(b, loc, source, offsets).getDefiningOp());
+  SmallVector<OpFoldResult> offs = slice.getMixedOffsets();
+  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
+  offs[offsets.size()] = row0;
+  sizes[offsets.size()] = rows;
+  auto rowsSlice = tensor::ExtractSliceOp::create(b, loc, source, offs, sizes,
+                                                  slice.getMixedStrides());
+  slice.erase();
+  return rowsSlice;
+}
+
+/// The tables of `tables` that `score_mod` reads at the query position
+/// (`%T[.., .., %i, ...]`): computed per block of query rows.
+SetVector<Value> rowTables(AttentionOp op, const SetVector<Value> &tables) {
+  SetVector<Value> rows;
+  Block &block = op.getScoreMod().front();
+  Value iArg = block.getArgument(3);
+  for (Value t : tables) {
+    bool allRows = llvm::all_of(t.getUsers(), [&](Operation *user) {
+      return cast<tensor::ExtractOp>(user).getIndices()[2] == iArg;
+    });
+    if (allRows)
+      rows.insert(t);
+  }
+  return rows;
+}
+
 struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
-  SplitAttentionHeads(MLIRContext *ctx, int64_t minTableColumns)
-      : OpRewritePattern(ctx), minTableColumns(minTableColumns) {}
+  SplitAttentionHeads(MLIRContext *ctx, int64_t minTableColumns,
+                      bool parallelHeads, int64_t queryBlock)
+      : OpRewritePattern(ctx), minTableColumns(minTableColumns),
+        parallelHeads(parallelHeads), queryBlock(queryBlock) {}
   int64_t minTableColumns;
+  bool parallelHeads;
+  int64_t queryBlock;
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -140,13 +176,29 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     Value count = arith::MulIOp::create(rewriter, loc, dims.batch, dims.heads);
     Value zero = indexConst(rewriter, loc, 0);
 
-    auto loop =
-        scf::ForallOp::create(rewriter, loc, ArrayRef<OpFoldResult>{count},
-                              ValueRange{init}, std::nullopt);
+    // Parallel over heads (each thread holds its head's tables), or one
+    // head after another with the threads inside the head (one head's
+    // tables in memory, shared by the threads).
+    Operation *loop;
+    Value bh, acc;
+    if (parallelHeads) {
+      auto forall =
+          scf::ForallOp::create(rewriter, loc, ArrayRef<OpFoldResult>{count},
+                                ValueRange{init}, std::nullopt);
+      loop = forall;
+      bh = forall.getInductionVar(0);
+      acc = forall.getRegionIterArgs().front();
+    } else {
+      auto forOp =
+          scf::ForOp::create(rewriter, loc, zero, count,
+                             indexConst(rewriter, loc, 1), ValueRange{init});
+      loop = forOp;
+      bh = forOp.getInductionVar();
+      acc = forOp.getRegionIterArgs().front();
+    }
     loop->setAttr(kSplitHeadsLoopAttrName, rewriter.getUnitAttr());
     OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointToStart(loop.getBody());
-    Value bh = loop.getInductionVar(0);
+    rewriter.setInsertionPointToStart(&loop->getRegion(0).front());
     Value b = arith::DivUIOp::create(rewriter, loc, bh, dims.heads);
     Value h = arith::RemUIOp::create(rewriter, loc, bh, dims.heads);
     Value hk = arith::DivUIOp::create(rewriter, loc, h, dims.group);
@@ -157,9 +209,17 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     map.map(op.getV(), sliceLeading(rewriter, loc, op.getV(), {b, hk}));
     if (Value lengths = op.getKeyLengths())
       map.map(lengths, sliceLeading(rewriter, loc, lengths, {b}));
-    // Each table's slice for (b, h), computed by its producer tiled to it.
+    // Tables read at the query position, per block of query rows (one
+    // head after another only: a parallel loop holds a head per thread).
+    SetVector<Value> blockTables;
+    if (!parallelHeads && queryBlock > 0 && !op.getQOffset())
+      blockTables = rowTables(op, tables);
+    // Each other table's slice for (b, h), computed by its producer tiled
+    // to it.
     DenseSet<Value> tiledTables;
     for (Value table : tables) {
+      if (blockTables.contains(table))
+        continue;
       auto type = cast<RankedTensorType>(table.getType());
       Value b0 = type.getDimSize(0) == 1 ? zero : b;
       auto slice = cast<tensor::ExtractSliceOp>(
@@ -178,9 +238,51 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       tiledTables.insert(tile);
     }
 
+    // Blocks of query rows: q's rows and the row tables' rows of the block,
+    // the attention at q_offset = the block's first row.
+    scf::ForOp blockLoop;
+    Value row0;
+    DenseSet<Value> rowTiles;
+    if (!blockTables.empty()) {
+      Value lq = dims.lq;
+      Value step = indexConst(rewriter, loc, queryBlock);
+      blockLoop =
+          scf::ForOp::create(rewriter, loc, zero, lq, step, ValueRange{acc});
+      rewriter.setInsertionPointToStart(blockLoop.getBody());
+      row0 = blockLoop.getInductionVar();
+      Value rows = arith::MinSIOp::create(
+          rewriter, loc, step, arith::SubIOp::create(rewriter, loc, lq, row0));
+      map.map(op.getQ(),
+              sliceRows(rewriter, loc, op.getQ(), {b, h}, row0, rows));
+      for (Value table : blockTables) {
+        auto type = cast<RankedTensorType>(table.getType());
+        Value b0 = type.getDimSize(0) == 1 ? zero : b;
+        auto slice = cast<tensor::ExtractSliceOp>(
+            sliceRows(rewriter, loc, table, {b0, h}, row0, rows)
+                .getDefiningOp());
+        FailureOr<TilingResult> tiled =
+            tensor::replaceExtractSliceWithTiledProducer(rewriter, slice,
+                                                         cast<OpResult>(table));
+        if (failed(tiled) || tiled->tiledValues.size() != 1) {
+          rewriter.eraseOp(loop);
+          return rewriter.notifyMatchFailure(op,
+                                             "cannot tile a table producer");
+        }
+        Value tile = tiled->tiledValues.front();
+        rewriter.replaceOp(slice, tile);
+        map.map(table, tile);
+        tiledTables.insert(tile);
+        rowTiles.insert(tile);
+      }
+    }
+
     auto attention = cast<AttentionOp>(rewriter.clone(*op, map));
     SmallVector<int64_t> shape(resultType.getShape());
     shape[0] = shape[1] = 1;
+    if (row0) {
+      shape[2] = ShapedType::kDynamic;
+      attention.getQOffsetMutable().assign(row0);
+    }
     attention.getResult().setType(
         RankedTensorType::get(shape, resultType.getElementType()));
     // In the loop's attention b and h are 0: score_mod's other uses of them
@@ -199,24 +301,51 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       });
     }
 
+    if (row0) {
+      // The block's tables start at row row0: %i (the query position, the
+      // same as before with q_offset = row0) reads row %i - row0.
+      Value iArg = block.getArgument(3);
+      auto local = arith::SubIOp::create(rewriter, loc, iArg, row0);
+      rewriter.replaceUsesWithIf(iArg, local, [&](OpOperand &use) {
+        auto extract = dyn_cast<tensor::ExtractOp>(use.getOwner());
+        // Operand 3: the third index (after the tensor).
+        return extract && rowTiles.contains(extract.getTensor()) &&
+               use.getOperandNumber() == 3;
+      });
+    }
+
     rewriter.setInsertionPointAfter(attention);
-    SmallVector<OpFoldResult> offs = {b, h, rewriter.getIndexAttr(0),
-                                      rewriter.getIndexAttr(0)};
+    SmallVector<OpFoldResult> offs = {
+        b, h, row0 ? OpFoldResult(row0) : rewriter.getIndexAttr(0),
+        rewriter.getIndexAttr(0)};
     SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1),
                                        rewriter.getIndexAttr(1)};
     for (int64_t d : {2, 3})
       sizes.push_back(
-          resultType.isDynamicDim(d)
+          cast<RankedTensorType>(attention.getResult().getType())
+                  .isDynamicDim(d)
               ? OpFoldResult(tensor::DimOp::create(rewriter, loc,
                                                    attention.getResult(), d)
                                  .getResult())
               : rewriter.getIndexAttr(resultType.getDimSize(d)));
     SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
-    rewriter.setInsertionPointToStart(loop.getTerminator().getBody());
-    tensor::ParallelInsertSliceOp::create(rewriter, loc, attention.getResult(),
-                                          loop.getRegionIterArgs().front(),
-                                          offs, sizes, strides);
-    rewriter.replaceOp(op, loop.getResult(0));
+    if (auto forall = dyn_cast<scf::ForallOp>(loop)) {
+      rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
+      tensor::ParallelInsertSliceOp::create(
+          rewriter, loc, attention.getResult(), acc, offs, sizes, strides);
+    } else if (blockLoop) {
+      Value inserted = tensor::InsertSliceOp::create(
+          rewriter, loc, attention.getResult(),
+          blockLoop.getRegionIterArgs().front(), offs, sizes, strides);
+      scf::YieldOp::create(rewriter, loc, inserted);
+      rewriter.setInsertionPointAfter(blockLoop);
+      scf::YieldOp::create(rewriter, loc, blockLoop.getResult(0));
+    } else {
+      Value inserted = tensor::InsertSliceOp::create(
+          rewriter, loc, attention.getResult(), acc, offs, sizes, strides);
+      scf::YieldOp::create(rewriter, loc, inserted);
+    }
+    rewriter.replaceOp(op, loop->getResult(0));
     return success();
   }
 };
@@ -227,7 +356,8 @@ struct RPESplitAttentionHeadsPass
   void runOnOperation() override {
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    populateRPESplitAttentionHeadsPatterns(patterns, minTableColumns);
+    populateRPESplitAttentionHeadsPatterns(patterns, minTableColumns,
+                                           parallelHeads, queryBlock);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // The whole tables are dead once the sizes of their slices no longer
@@ -245,6 +375,8 @@ struct RPESplitAttentionHeadsPass
 } // namespace
 
 void mlir::rpe::populateRPESplitAttentionHeadsPatterns(
-    RewritePatternSet &patterns, int64_t minTableColumns) {
-  patterns.add<SplitAttentionHeads>(patterns.getContext(), minTableColumns);
+    RewritePatternSet &patterns, int64_t minTableColumns, bool parallelHeads,
+    int64_t queryBlock) {
+  patterns.add<SplitAttentionHeads>(patterns.getContext(), minTableColumns,
+                                    parallelHeads, queryBlock);
 }

@@ -539,6 +539,12 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
            /*default=*/"128",
            "Split only when every table has at least this many columns "
            "(static innermost size)">,
+    Option<"parallelHeads", "parallel-heads", "bool", /*default=*/"false",
+           "An scf.forall over (batch, head) (each thread its own head and "
+           "tables) instead of an scf.for (the threads share one head)">,
+    Option<"queryBlock", "query-block", "int64_t", /*default=*/"512",
+           "With an scf.for over heads: tables read at the query position "
+           "are computed per block of this many query rows (0: per head)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",

@@ -104,7 +104,9 @@ void populateRPENormalizeAttentionPatterns(RewritePatternSet &patterns);
 /// tiled into it, when every table has at least `minTableColumns` (static)
 /// columns.
 void populateRPESplitAttentionHeadsPatterns(RewritePatternSet &patterns,
-                                            int64_t minTableColumns);
+                                            int64_t minTableColumns,
+                                            bool parallelHeads,
+                                            int64_t queryBlock);
 
 /// Patterns of rpe-legalize-math that rewrite math ops convert-math-to-llvm
 /// cannot lower into ones it can (f32 erf/erfc polynomials, isinf,
