@@ -186,7 +186,11 @@ def RPEOutlineKernelsPass : Pass<"rpe-outline-kernels", "::mlir::ModuleOp"> {
     compile time grows with the distinct layers, not the depth. The CPU
     pipeline runs it before the kernels, with `min-repeats=1`
     (`outline-min-repeats`): every linalg op moves out, so the entry
-    functions are loop-free glue.
+    functions are loop-free glue. A loop over (batch, head) that
+    `rpe-split-attention-heads` built (an `scf.for` or `scf.forall` with
+    the unit attribute `rpe.split_heads`) moves out as a whole
+    (`__rpe_attention_heads*`), the ops in it staying inside: their slices
+    of q, k, v are then read in place, not copied at a function boundary.
   }];
   let options = [
     Option<"minRepeats", "min-repeats", "int64_t", /*default=*/"2",
@@ -518,14 +522,19 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     head, `tensor.extract %T[%b, %h, ...]` (or `[0, %h, ...]` for a table
     with one batch) with `%T` computed by a structured op in the same
     block — the Shaw and DeBERTa gather trick's `q·embᵀ`, `q·pos_kᵀ`,
-    `k·pos_qᵀ`, B×H×L×NB tensors — becomes an `scf.forall` over (batch,
-    head): each iteration slices q, k, v (and key_lengths), computes the
-    tables' slices for that (batch, head) only (the producers tiled into
-    the loop through TilingInterface), runs the attention on them and
-    inserts its output. The tables then exist for the heads in flight
-    only: L×NB per thread instead of B×H×L×NB (DeBERTa at L = 8192, H = 8,
-    2 threads: 64 MiB instead of 256 MiB), and are read right after they
-    are written. Other
+    `k·pos_qᵀ`, B×H×L×NB tensors — becomes a loop over (batch, head),
+    marked `rpe.split_heads`: each iteration slices q, k, v (and
+    key_lengths), computes the tables' slices for that (batch, head) only
+    (the producers tiled into the loop through TilingInterface), runs the
+    attention on them and inserts its output. By default an `scf.for`
+    (the threads work inside one head and share its tables), and tables
+    read at the query position (`%T[.., .., %i, ...]`) are computed per
+    block of `query-block` query rows, the attention running on the block
+    at `q_offset` = its first row (not for an attention with a q_offset);
+    `parallel-heads=1` builds an `scf.forall` instead, each thread with
+    its head's whole tables. DeBERTa at L = 8192, H = 8: 16 MiB of p2c and
+    1 MiB of c2p instead of 256 MiB, read right after they are written.
+    Other
     uses of `%b`, `%h` in `score_mod` see the global indices. Attentions
     with a dense `bias` operand, or whose tables are read otherwise, are
     left alone, and so are tables narrower than `min-table-columns` (their
