@@ -19,6 +19,7 @@ extern "C" {
 void *_mlir_memref_to_llvm_alloc(size_t size);
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
 void _mlir_memref_to_llvm_free(void *ptr);
+void rpe_free_buffer(void *ptr);
 }
 
 namespace {
@@ -106,6 +107,22 @@ TEST(AllocCache, BlocksFreedByTheCallerWithFree) {
   _mlir_memref_to_llvm_free(a);
   void *b = _mlir_memref_to_llvm_alloc(3 * kMiB);
   free(b);
+  drainCache();
+}
+
+TEST(AllocCache, ResultsGivenBackByTheCaller) {
+  // rpe_free_buffer (exported: what rpe.compile's wrapper calls for a
+  // result no array uses any more) caches the block like the library's
+  // own frees.
+  drainCache();
+  void *result = _mlir_memref_to_llvm_alloc(2 * kMiB);
+  memset(result, 0x33, 2 * kMiB);
+  rpe_free_buffer(result);
+  auto *next =
+      static_cast<unsigned char *>(_mlir_memref_to_llvm_alloc(2 * kMiB));
+  EXPECT_EQ(next, result);
+  EXPECT_EQ(next[kMiB], 0x33);
+  _mlir_memref_to_llvm_free(next);
   drainCache();
 }
 

@@ -277,7 +277,8 @@ class Function:
             # without a copy; it is freed when the last array using it goes.
             owner = owners.get(address)
             if owner is None:
-                owner = owners[address] = _Buffer(address)
+                owner = owners[address] = _Buffer(address,
+                                                  self._module._release)
             outputs.append(self._to_numpy(t, field, owner=owner))
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
@@ -761,10 +762,12 @@ def _dlpack_interface(value):
 
 
 class _Buffer:
-    """A malloc'ed result buffer, freed when no array refers to it."""
+    """A malloc'ed result buffer, freed when no array refers to it (through
+    `release`, default free())."""
 
-    def __init__(self, address):
-        self._finalizer = weakref.finalize(self, _libc.free, address)
+    def __init__(self, address, release=None):
+        self._finalizer = weakref.finalize(self, release or _libc.free,
+                                           address)
 
 
 class Module:
@@ -781,6 +784,12 @@ class Module:
         except OSError as error:
             raise CompileError("cannot load the compiled library %s: %s"
                                % (library_path, error)) from None
+        # Result buffers go back to the library's allocation cache (CPU
+        # libraries built by this rpe export rpe_free_buffer), else free().
+        self._release = getattr(self._library, "rpe_free_buffer", None)
+        if self._release is not None:
+            self._release.argtypes = [ctypes.c_void_p]
+            self._release.restype = None
         self._workdir = workdir
         self.functions = {}
         for f in functions:

@@ -64,3 +64,52 @@ def test_temporaries_reuse_their_pages(monkeypatch):
     # (the measurement can tell); with it, nearly nothing.
     assert faults_off > 0.8 * TEMPORARY_PAGES, faults_off
     assert faults_on < 0.1 * TEMPORARY_PAGES, faults_on
+
+
+# A 16 MiB result: NumPy gives it back through the library's
+# rpe_free_buffer (into its allocation cache) when the last array using it
+# goes; arrays still alive keep their buffers.
+OUTPUT_MODULE = """
+func.func @%s(%%x: tensor<2048x2048xf32>) -> tensor<2048x2048xf32> {
+  %%e = tensor.empty() : tensor<2048x2048xf32>
+  %%y = linalg.exp ins(%%x : tensor<2048x2048xf32>) outs(%%e : tensor<2048x2048xf32>) -> tensor<2048x2048xf32>
+  return %%y : tensor<2048x2048xf32>
+}
+"""
+
+
+def test_results_go_back_to_the_library():
+    x = np.random.default_rng(1).standard_normal((2048, 2048),
+                                                 dtype=np.float32) * 0.1
+    module = rpe.compile(OUTPUT_MODULE % "out")
+    fn = module.out
+    release = module._release
+    assert release is not None, "the library exports no rpe_free_buffer"
+    released = []
+
+    def counting(address):
+        released.append(address)
+        release(address)
+
+    module._release = counting
+    first = fn(x)
+    second = fn(2 * x)
+    view = fn(3 * x)[5:7]
+    assert released == []
+    third = fn(x)
+    np.testing.assert_allclose(first, np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(second, np.exp(2 * x), rtol=1e-6)
+    np.testing.assert_allclose(view, np.exp(3 * x[5:7]), rtol=1e-6)
+    np.testing.assert_array_equal(third, first)
+    data = first.__array_interface__["data"][0]
+    del first
+    # The allocation (the aligned data lies up to 64 bytes into it).
+    assert len(released) == 1 and 0 <= data - released[0] < 64
+    # The next result may take that buffer; the live ones are untouched.
+    fourth = fn(3 * x)
+    np.testing.assert_allclose(fourth, np.exp(3 * x), rtol=1e-6)
+    np.testing.assert_allclose(second, np.exp(2 * x), rtol=1e-6)
+    np.testing.assert_allclose(third, np.exp(x), rtol=1e-6)
+    np.testing.assert_allclose(view, np.exp(3 * x[5:7]), rtol=1e-6)
+    del second, third, fourth, view
+    assert len(released) == 5

@@ -15,7 +15,10 @@
 |* returns may be released with free() by its caller.                       *|
 |*                                                                          *|
 |* Linked statically (librpe_cpu_runtime.a) into each library, with hidden  *|
-|* visibility: each library has its own cache and exports nothing.          *|
+|* visibility: each library has its own cache. It exports one function,     *|
+|* rpe_free_buffer, through which a caller may give a result buffer back    *|
+|* (free() works too): rpe.compile's Python wrapper does, so that the       *|
+|* output of one call is the next call's buffer.                            *|
 |*                                                                          *|
 \*===----------------------------------------------------------------------===*/
 
@@ -141,4 +144,11 @@ RPE_HIDDEN void _mlir_memref_to_llvm_free(void *ptr) {
   pthread_mutex_unlock(&lock);
   for (int i = 0; i < numEvicted; ++i)
     free(evicted[i]);
+}
+
+/* A result buffer given back by the caller: cached like the module's own.
+   Any library's rpe_free_buffer takes any block (they all come from
+   malloc). */
+__attribute__((visibility("default"))) void rpe_free_buffer(void *ptr) {
+  _mlir_memref_to_llvm_free(ptr);
 }
