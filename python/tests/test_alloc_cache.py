@@ -113,3 +113,24 @@ def test_results_go_back_to_the_library():
     np.testing.assert_allclose(view, np.exp(3 * x[5:7]), rtol=1e-6)
     del second, third, fourth, view
     assert len(released) == 5
+
+
+def test_bad_cache_size_is_reported(tmp_path):
+    """RPE_ALLOC_CACHE_MB that is not a number of MiB: a message on stderr
+    naming it, the default size, and the right results."""
+    import subprocess
+    import sys
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import numpy as np, rpe\n"
+        "f = rpe.compile(%r).bad_env\n"
+        "x = np.full((2048, 2048), 0.5, np.float32)\n"
+        "y = f(x)\n"
+        "assert np.allclose(y, np.exp(x))\n" % (OUTPUT_MODULE % "bad_env"))
+    for value in ("lots", "-5", "12MB"):
+        env = dict(os.environ, RPE_ALLOC_CACHE_MB=value)
+        proc = subprocess.run([sys.executable, str(script)], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        assert ("rpe: RPE_ALLOC_CACHE_MB='%s' is not a number of MiB" % value
+                in proc.stderr), proc.stderr

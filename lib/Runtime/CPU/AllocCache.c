@@ -22,9 +22,11 @@
 |*                                                                          *|
 \*===----------------------------------------------------------------------===*/
 
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define RPE_HIDDEN __attribute__((visibility("hidden")))
@@ -50,9 +52,15 @@ static void readLimit(void) {
   const char *env = getenv("RPE_ALLOC_CACHE_MB");
   if (env && *env) {
     char *end;
+    errno = 0;
     unsigned long long value = strtoull(env, &end, 10);
-    if (*end == '\0')
+    if (*end == '\0' && errno == 0 && env[0] != '-')
       megabytes = (size_t)value;
+    else
+      fprintf(stderr,
+              "rpe: RPE_ALLOC_CACHE_MB='%s' is not a number of MiB; the "
+              "allocation cache keeps up to %zu MiB\n",
+              env, megabytes);
   }
   limitBytes = megabytes > (SIZE_MAX >> 20) ? SIZE_MAX : megabytes << 20;
 }
