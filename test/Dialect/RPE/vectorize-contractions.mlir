@@ -117,3 +117,64 @@ func.func @left_alone(%a: memref<8x4xf32>, %bt: memref<16x4xf32>, %c: memref<8x1
   %r = linalg.matmul ins(%ta, %tb : tensor<8x4xf32>, tensor<4x16xf32>) outs(%tc : tensor<8x16xf32>) -> tensor<8x16xf32>
   return %r : tensor<8x16xf32>
 }
+
+// -----
+
+// C filled right before the op with a scalar, k static and within one k
+// block: the accumulators start from that scalar (no load of C) and the
+// fill goes. With k over several k blocks the first one starts from it,
+// the others load what the first stored.
+// CHECK-LABEL: func.func @filled
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<?x64xf32>, %[[B:[a-z0-9]+]]: memref<64x32xf32>, %[[C:[a-z0-9]+]]: memref<?x32xf32>
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<1.500000e+00> : vector<8xf32>
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: vector.load %[[C]]
+// CHECK: scf.for {{.*}} iter_args(%{{.*}} = %[[S]], %{{.*}} = %[[S]], %{{.*}} = %[[S]], %{{.*}} = %[[S]])
+// CHECK-NOT: vector.load %[[C]]
+// CHECK: vector.store %{{.*}}, %[[C]]
+// CHECK: scf.if
+// CHECK-NOT: vector.maskedload %[[C]]
+// CHECK: vector.maskedstore %[[C]]
+// Across k blocks (k = 300 > 256).
+// CHECK: %[[EQ:.*]] = arith.cmpi eq, %{{.*}}, %c0
+// CHECK: scf.if %[[EQ]] -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK:   scf.yield %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: } else {
+// CHECK:   vector.load %{{.*}} : memref<?x32xf32>, vector<8xf32>
+func.func @filled(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>,
+                  %a2: memref<?x300xf32>, %b2: memref<300x32xf32>, %c2: memref<?x32xf32>) {
+  %v = arith.constant 1.5 : f32
+  linalg.fill ins(%v : f32) outs(%c : memref<?x32xf32>)
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x32xf32>) outs(%c : memref<?x32xf32>)
+  linalg.fill ins(%v : f32) outs(%c2 : memref<?x32xf32>)
+  linalg.matmul ins(%a2, %b2 : memref<?x300xf32>, memref<300x32xf32>) outs(%c2 : memref<?x32xf32>)
+  return
+}
+
+// -----
+
+// The fill stays, and C is loaded: a fill not right before the op, a fill
+// of another buffer, and a dynamic k (which may be 0: the op writes
+// nothing then, the fill's value must be there).
+// CHECK-LABEL: func.func @fill_kept
+// CHECK: linalg.fill {{.*}} outs(%arg2 :
+// CHECK: memref.copy
+// CHECK: vector.load %arg2
+// CHECK: linalg.fill {{.*}} outs(%arg9 :
+// CHECK: vector.load %arg5
+// CHECK: linalg.fill {{.*}} outs(%arg8 :
+// CHECK: vector.load %arg8
+func.func @fill_kept(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>,
+                     %a2: memref<?x64xf32>, %b2: memref<64x32xf32>, %c2: memref<?x32xf32>,
+                     %a3: memref<?x?xf32>, %b3: memref<?x32xf32>, %c3: memref<?x32xf32>,
+                     %other: memref<?x32xf32>) {
+  %v = arith.constant 0.0 : f32
+  linalg.fill ins(%v : f32) outs(%c : memref<?x32xf32>)
+  memref.copy %other, %c : memref<?x32xf32> to memref<?x32xf32>
+  linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x32xf32>) outs(%c : memref<?x32xf32>)
+  linalg.fill ins(%v : f32) outs(%other : memref<?x32xf32>)
+  linalg.matmul ins(%a2, %b2 : memref<?x64xf32>, memref<64x32xf32>) outs(%c2 : memref<?x32xf32>)
+  linalg.fill ins(%v : f32) outs(%c3 : memref<?x32xf32>)
+  linalg.matmul ins(%a3, %b3 : memref<?x?xf32>, memref<?x32xf32>) outs(%c3 : memref<?x32xf32>)
+  return
+}

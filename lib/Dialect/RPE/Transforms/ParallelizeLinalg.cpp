@@ -61,8 +61,31 @@ FailureOr<scf::ForallOp> mlir::rpe::parallelizeLinalgOp(RewriterBase &rewriter,
       rewriter, cast<TilingInterface>(op.getOperation()), options);
   if (failed(tiled) || tiled->loops.empty())
     return failure();
+  auto forall = cast<scf::ForallOp>(tiled->loops.front().getOperation());
+  // An init that is a fill: each thread fills its own tile right before
+  // the op (the loop's output is what the fill filled), so that the fill
+  // and the op meet on the same buffer, where a kernel can start from the
+  // fill's value instead of reading it back (rpe-vectorize-contractions).
+  if (tiled->tiledOps.size() == 1 && op->getNumResults() == 1) {
+    auto tiledOp =
+        dyn_cast<DestinationStyleOpInterface>(tiled->tiledOps.front());
+    auto fill = op.getDpsInits()[0].getDefiningOp<linalg::FillOp>();
+    if (tiledOp && tiledOp.getNumDpsInits() == 1 && fill &&
+        fill.hasPureTensorSemantics() &&
+        forall.getOutputs()[0] == fill.getResult(0)) {
+      OpOperand &tileInit = *tiledOp.getDpsInitOperand(0);
+      rewriter.setInsertionPoint(tiledOp);
+      Value filled = linalg::FillOp::create(rewriter, fill.getLoc(),
+                                            fill.getInputs()[0], tileInit.get())
+                         .getResult(0);
+      rewriter.modifyOpInPlace(tiledOp, [&] { tileInit.set(filled); });
+      rewriter.modifyOpInPlace(forall, [&] {
+        forall.getOutputsMutable()[0].set(fill.getOutputs()[0]);
+      });
+    }
+  }
   rewriter.replaceOp(op, tiled->replacements);
-  return cast<scf::ForallOp>(tiled->loops.front().getOperation());
+  return forall;
 }
 
 namespace {
@@ -74,14 +97,29 @@ struct RPEParallelizeLinalgPass
   void runOnOperation() override {
     if (numThreads < 2)
       return;
-    SmallVector<std::pair<linalg::LinalgOp, unsigned>> work;
+    SmallVector<std::pair<linalg::LinalgOp, unsigned>> work, fills;
     getOperation()->walk([&](linalg::LinalgOp op) {
       if (std::optional<unsigned> loop =
               getParallelizableLoop(op, minIterations))
-        work.push_back({op, *loop});
+        (isa<linalg::FillOp>(op) ? fills : work).push_back({op, *loop});
     });
     IRRewriter rewriter(&getContext());
+    // Fills last: the ops they initialize fill their own tiles; a fill left
+    // without users goes.
+    work.append(fills.begin(), fills.end());
     for (auto [op, loop] : work) {
+      if (auto fill = dyn_cast<linalg::FillOp>(op.getOperation())) {
+        // Sizes the tiled ops read from the fill are the filled tensor's.
+        for (OpOperand &use :
+             llvm::make_early_inc_range(fill->getResult(0).getUses()))
+          if (auto dim = dyn_cast<tensor::DimOp>(use.getOwner()))
+            rewriter.modifyOpInPlace(dim,
+                                     [&] { use.set(fill.getOutputs()[0]); });
+        if (fill->use_empty()) {
+          rewriter.eraseOp(fill);
+          continue;
+        }
+      }
       if (failed(parallelizeLinalgOp(rewriter, op, loop, numThreads))) {
         op->emitError("rpe-parallelize-linalg: could not tile this op");
         return signalPassFailure();

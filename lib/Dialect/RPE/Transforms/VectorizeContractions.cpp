@@ -110,12 +110,29 @@ FailureOr<Contraction> matchContraction(linalg::LinalgOp op) {
   return c;
 }
 
+/// The `linalg.fill` right before `op` that fills its output buffer with a
+/// scalar, when the kernel can start its accumulators from that scalar
+/// instead (k has a static, positive size, so every element of C is
+/// written by the first k block): the fill is then not needed.
+linalg::FillOp initialFill(linalg::LinalgOp op, const Contraction &c) {
+  auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
+  if (!fill || !fill.hasPureBufferSemantics() ||
+      fill.getOutputs()[0] != op.getDpsInits()[0] ||
+      fill.getInputs()[0].getType() != c.elem)
+    return nullptr;
+  int64_t k = op.getStaticLoopRanges()[c.k];
+  if (ShapedType::isDynamic(k) || k <= 0)
+    return nullptr;
+  return fill;
+}
+
 /// Emits the kernel of one matched op before it.
 class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, linalg::LinalgOp op, const Contraction &c,
-                const VectorizeContractionsOptions &options)
-      : b(b), loc(op.getLoc()), op(op), c(c), options(options) {
+                const VectorizeContractionsOptions &options, Value initial)
+      : b(b), loc(op.getLoc()), op(op), c(c), options(options),
+        initial(initial) {
     int64_t lanes = options.vectorWidth * 32 / this->c.elem.getWidth();
     vecType = VectorType::get({std::max<int64_t>(lanes, 1)}, this->c.elem);
     maskType = VectorType::get(vecType.getShape(), b.getI1Type());
@@ -258,10 +275,38 @@ private:
       rowsIdx.push_back(r == 0 ? row
                                : arith::AddIOp::create(b, loc, row, cst(r)));
     SmallVector<Value> acc;
-    for (int64_t r = 0; r < rowCount; ++r)
-      for (int64_t v = 0; v < options.tileN; ++v)
-        acc.push_back(
-            loadVector(out, indices(out, rowsIdx[r], cols[v], pc), masks[v]));
+    auto loadAcc = [&] {
+      SmallVector<Value> loaded;
+      for (int64_t r = 0; r < rowCount; ++r)
+        for (int64_t v = 0; v < options.tileN; ++v)
+          loaded.push_back(
+              loadVector(out, indices(out, rowsIdx[r], cols[v], pc), masks[v]));
+      return loaded;
+    };
+    if (!initial) {
+      acc = loadAcc();
+    } else {
+      // C held the fill's value: the first k block starts from it, later
+      // ones from what the blocks before stored.
+      Value splat = vector::BroadcastOp::create(b, loc, vecType, initial);
+      SmallVector<Value> splats(rowCount * options.tileN, splat);
+      int64_t k = op.getStaticLoopRanges()[c.k];
+      if (k <= options.blockK) {
+        acc = splats;
+      } else {
+        Value first =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, pc, cst(0));
+        SmallVector<Type> types(splats.size(), vecType);
+        auto ifOp = scf::IfOp::create(b, loc, types, first,
+                                      /*withElseRegion=*/true);
+        OpBuilder::InsertionGuard g(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        scf::YieldOp::create(b, loc, splats);
+        b.setInsertionPointToStart(ifOp.elseBlock());
+        scf::YieldOp::create(b, loc, loadAcc());
+        acc.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+      }
+    }
     auto kLoop = scf::ForOp::create(b, loc, pc, pcEnd, cst(1), acc);
     {
       OpBuilder::InsertionGuard g(b);
@@ -307,6 +352,8 @@ private:
   linalg::LinalgOp op;
   Contraction c;
   const VectorizeContractionsOptions &options;
+  /// The scalar C was filled with (its fill elided), or null: C is loaded.
+  Value initial;
   VectorType vecType, maskType;
   int64_t width;
   OpOperand *a, *bOperand, *out;
@@ -323,9 +370,14 @@ struct VectorizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
     FailureOr<Contraction> c = matchContraction(op);
     if (failed(c))
       return rewriter.notifyMatchFailure(op, "not a vectorizable contraction");
+    linalg::FillOp fill = initialFill(op, *c);
     rewriter.setInsertionPoint(op);
-    KernelBuilder(rewriter, op, *c, options).build();
+    KernelBuilder(rewriter, op, *c, options,
+                  fill ? fill.getInputs()[0] : Value())
+        .build();
     rewriter.eraseOp(op);
+    if (fill)
+      rewriter.eraseOp(fill);
     return success();
   }
 

@@ -289,7 +289,11 @@ def RPEVectorizeContractionsPass : Pass<"rpe-vectorize-contractions"> {
     pipeline runs it on the projections, MLPs and position tables that are
     not part of an attention kernel (the attention kernels are vector code
     already). Ops of any other shape (A and B both reduced along their
-    last dimension, integer or mixed types) are left to the loops.
+    last dimension, integer or mixed types) are left to the loops. When
+    the op right before is a `linalg.fill` of C with a scalar and k has a
+    static, positive size, the accumulators of the first k block start
+    from that scalar instead of loading C, and the fill goes: C is written
+    once instead of three times (fill, load, store).
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
@@ -636,7 +640,11 @@ def RPEParallelizeLinalgPass : Pass<"rpe-parallelize-linalg"> {
     gather-trick projections and diagonal tables in front of an attention
     kernel, rpe ops lowered to linalg, the unfused reference path, linalg
     code of the user. Ops whose iteration count is static and below
-    `min-iterations` stay whole (a fork costs more than they do).
+    `min-iterations` stay whole (a fork costs more than they do). An op
+    whose init is a `linalg.fill` fills its own tile in its loop, right
+    before the tiled op (the loop's output is what the fill filled), so
+    that `rpe-vectorize-contractions` can start from the fill's value; the
+    fill itself goes when nothing else reads it.
   }];
   let options = [
     Option<"numThreads", "num-threads", "int64_t", /*default=*/"2",
