@@ -17,6 +17,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -122,6 +123,16 @@ linalg::FillOp initialFill(linalg::LinalgOp op, const Contraction &c) {
     return nullptr;
   int64_t k = op.getStaticLoopRanges()[c.k];
   if (ShapedType::isDynamic(k) || k <= 0)
+    return nullptr;
+  // A or B in C's buffer would read the fill's value.
+  auto root = [](Value v) {
+    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
+      v = view.getViewSource();
+    return v;
+  };
+  Value out = root(op.getDpsInits()[0]);
+  if (llvm::any_of(op.getDpsInputs(),
+                   [&](Value in) { return root(in) == out; }))
     return nullptr;
   return fill;
 }
