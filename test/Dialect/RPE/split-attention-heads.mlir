@@ -2,6 +2,9 @@
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="parallel-heads=1" | FileCheck %s --check-prefix=PAR
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=0" | FileCheck %s --check-prefix=NOBLOCK
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="min-table-columns=8" | FileCheck %s --check-prefix=NARROW
+// RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=-1" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
+
+// BADBLOCK: error: rpe-split-attention-heads: query-block must not be negative, got -1
 
 // A DeBERTa-style c2p table (q·pos_kᵀ, B×H×L×NB, read at the query
 // position): by default one (batch, head) after another (scf.for: the

@@ -90,39 +90,33 @@ SetVector<Value> headTables(AttentionOp op) {
 }
 
 /// `source[offsets..., 0...]` with sizes 1 for the leading offsets and the
-/// full extent beyond.
+/// full extent beyond; with `row0`, `rows` rows from it in the dimension
+/// after the leading ones.
 Value sliceLeading(OpBuilder &b, Location loc, Value source,
-                   ArrayRef<Value> offsets) {
+                   ArrayRef<Value> offsets, Value row0 = Value(),
+                   Value rows = Value()) {
   auto type = cast<RankedTensorType>(source.getType());
+  int64_t lead = static_cast<int64_t>(offsets.size());
   SmallVector<OpFoldResult> offs, sizes, strides;
   for (int64_t d = 0; d < type.getRank(); ++d) {
-    bool lead = d < static_cast<int64_t>(offsets.size());
-    offs.push_back(lead ? OpFoldResult(offsets[d]) : b.getIndexAttr(0));
-    if (lead)
+    strides.push_back(b.getIndexAttr(1));
+    if (d < lead) {
+      offs.push_back(offsets[d]);
       sizes.push_back(b.getIndexAttr(1));
-    else if (type.isDynamicDim(d))
+      continue;
+    }
+    if (d == lead && row0) {
+      offs.push_back(row0);
+      sizes.push_back(rows);
+      continue;
+    }
+    offs.push_back(b.getIndexAttr(0));
+    if (type.isDynamicDim(d))
       sizes.push_back(tensor::DimOp::create(b, loc, source, d).getResult());
     else
       sizes.push_back(b.getIndexAttr(type.getDimSize(d)));
-    strides.push_back(b.getIndexAttr(1));
   }
   return tensor::ExtractSliceOp::create(b, loc, source, offs, sizes, strides);
-}
-
-/// `source[offsets..., row0, 0...]` with sizes 1 for the leading offsets,
-/// `rows` in the dimension after them, the full extent beyond.
-Value sliceRows(OpBuilder &b, Location loc, Value source,
-                ArrayRef<Value> offsets, Value row0, Value rows) {
-  auto slice = cast<tensor::ExtractSliceOp>(
-      sliceLeading(b, loc, source, offsets).getDefiningOp());
-  SmallVector<OpFoldResult> offs = slice.getMixedOffsets();
-  SmallVector<OpFoldResult> sizes = slice.getMixedSizes();
-  offs[offsets.size()] = row0;
-  sizes[offsets.size()] = rows;
-  auto rowsSlice = tensor::ExtractSliceOp::create(b, loc, source, offs, sizes,
-                                                  slice.getMixedStrides());
-  slice.erase();
-  return rowsSlice;
 }
 
 /// The tables of `tables` that `score_mod` reads at the query position
@@ -139,6 +133,25 @@ SetVector<Value> rowTables(AttentionOp op, const SetVector<Value> &tables) {
       rows.insert(t);
   }
   return rows;
+}
+
+/// `table`'s slice for (b0, h) (and rows [row0, row0 + rows) with `row0`),
+/// computed by its producer tiled to it; failure if the producer does not
+/// tile to one value (not expected after headTables' checks).
+FailureOr<Value> tileTable(RewriterBase &rewriter, Location loc, Value table,
+                           Value b, Value h, Value row0 = Value(),
+                           Value rows = Value()) {
+  auto type = cast<RankedTensorType>(table.getType());
+  Value b0 = type.getDimSize(0) == 1 ? indexConst(rewriter, loc, 0) : b;
+  auto slice = cast<tensor::ExtractSliceOp>(
+      sliceLeading(rewriter, loc, table, {b0, h}, row0, rows).getDefiningOp());
+  FailureOr<TilingResult> tiled = tensor::replaceExtractSliceWithTiledProducer(
+      rewriter, slice, cast<OpResult>(table));
+  if (failed(tiled) || tiled->tiledValues.size() != 1)
+    return failure();
+  Value tile = tiled->tiledValues.front();
+  rewriter.replaceOp(slice, tile);
+  return tile;
 }
 
 struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
@@ -220,22 +233,14 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     for (Value table : tables) {
       if (blockTables.contains(table))
         continue;
-      auto type = cast<RankedTensorType>(table.getType());
-      Value b0 = type.getDimSize(0) == 1 ? zero : b;
-      auto slice = cast<tensor::ExtractSliceOp>(
-          sliceLeading(rewriter, loc, table, {b0, h}).getDefiningOp());
-      FailureOr<TilingResult> tiled =
-          tensor::replaceExtractSliceWithTiledProducer(rewriter, slice,
-                                                       cast<OpResult>(table));
-      if (failed(tiled) || tiled->tiledValues.size() != 1) {
-        // Not expected after headTables' checks; leave the IR as it was.
+      FailureOr<Value> tile = tileTable(rewriter, loc, table, b, h);
+      if (failed(tile)) {
+        // Leave the IR as it was.
         rewriter.eraseOp(loop);
         return rewriter.notifyMatchFailure(op, "cannot tile a table producer");
       }
-      Value tile = tiled->tiledValues.front();
-      rewriter.replaceOp(slice, tile);
-      map.map(table, tile);
-      tiledTables.insert(tile);
+      map.map(table, *tile);
+      tiledTables.insert(*tile);
     }
 
     // Blocks of query rows: q's rows and the row tables' rows of the block,
@@ -253,26 +258,18 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       Value rows = arith::MinSIOp::create(
           rewriter, loc, step, arith::SubIOp::create(rewriter, loc, lq, row0));
       map.map(op.getQ(),
-              sliceRows(rewriter, loc, op.getQ(), {b, h}, row0, rows));
+              sliceLeading(rewriter, loc, op.getQ(), {b, h}, row0, rows));
       for (Value table : blockTables) {
-        auto type = cast<RankedTensorType>(table.getType());
-        Value b0 = type.getDimSize(0) == 1 ? zero : b;
-        auto slice = cast<tensor::ExtractSliceOp>(
-            sliceRows(rewriter, loc, table, {b0, h}, row0, rows)
-                .getDefiningOp());
-        FailureOr<TilingResult> tiled =
-            tensor::replaceExtractSliceWithTiledProducer(rewriter, slice,
-                                                         cast<OpResult>(table));
-        if (failed(tiled) || tiled->tiledValues.size() != 1) {
+        FailureOr<Value> tile =
+            tileTable(rewriter, loc, table, b, h, row0, rows);
+        if (failed(tile)) {
           rewriter.eraseOp(loop);
           return rewriter.notifyMatchFailure(op,
                                              "cannot tile a table producer");
         }
-        Value tile = tiled->tiledValues.front();
-        rewriter.replaceOp(slice, tile);
-        map.map(table, tile);
-        tiledTables.insert(tile);
-        rowTiles.insert(tile);
+        map.map(table, *tile);
+        tiledTables.insert(*tile);
+        rowTiles.insert(*tile);
       }
     }
 
@@ -333,17 +330,15 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
       tensor::ParallelInsertSliceOp::create(
           rewriter, loc, attention.getResult(), acc, offs, sizes, strides);
-    } else if (blockLoop) {
-      Value inserted = tensor::InsertSliceOp::create(
-          rewriter, loc, attention.getResult(),
-          blockLoop.getRegionIterArgs().front(), offs, sizes, strides);
-      scf::YieldOp::create(rewriter, loc, inserted);
-      rewriter.setInsertionPointAfter(blockLoop);
-      scf::YieldOp::create(rewriter, loc, blockLoop.getResult(0));
     } else {
+      Value dest = blockLoop ? blockLoop.getRegionIterArgs().front() : acc;
       Value inserted = tensor::InsertSliceOp::create(
-          rewriter, loc, attention.getResult(), acc, offs, sizes, strides);
+          rewriter, loc, attention.getResult(), dest, offs, sizes, strides);
       scf::YieldOp::create(rewriter, loc, inserted);
+      if (blockLoop) {
+        rewriter.setInsertionPointAfter(blockLoop);
+        scf::YieldOp::create(rewriter, loc, blockLoop.getResult(0));
+      }
     }
     rewriter.replaceOp(op, loop->getResult(0));
     return success();
@@ -354,6 +349,13 @@ struct RPESplitAttentionHeadsPass
     : rpe::impl::RPESplitAttentionHeadsPassBase<RPESplitAttentionHeadsPass> {
   using Base::Base;
   void runOnOperation() override {
+    if (queryBlock < 0) {
+      getOperation()->emitError()
+          << "rpe-split-attention-heads: query-block must not be negative, "
+             "got "
+          << static_cast<int64_t>(queryBlock);
+      return signalPassFailure();
+    }
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     populateRPESplitAttentionHeadsPatterns(patterns, minTableColumns,
