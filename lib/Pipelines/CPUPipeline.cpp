@@ -53,12 +53,13 @@ rpe::CPUVectorInfo mlir::rpe::getCPUVectorInfo(StringRef cpu) {
     if (subtarget && cpu != "generic" && subtarget->isCPUStringValid(cpu))
       subtarget.reset(target->createMCSubtargetInfo(triple, cpu, ""));
     if (subtarget)
-      for (StringRef f : {"avx512f", "avx", "fma"})
+      for (StringRef f : {"avx512f", "avx", "avx2", "fma"})
         features[f] = subtarget->checkFeatures("+" + f.str());
   }
   CPUVectorInfo info;
   info.width = features.lookup("avx512f") ? 16 : features.lookup("avx") ? 8 : 4;
   info.fma = features.lookup("fma");
+  info.avx2 = features.lookup("avx2");
   return info;
 }
 
@@ -75,6 +76,9 @@ mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
   v.keyBlock = options.keyBlock > 0 ? options.keyBlock : (wide ? 4 : 2);
   v.valueBlock = options.valueBlock > 0 ? options.valueBlock : (wide ? 4 : 2);
   v.useFMA = cpu.fma;
+  // vpermps: AVX-512F for 16 lanes, AVX2 for 8.
+  v.permuteReads = (v.vectorWidth == 16 && cpu.width == 16) ||
+                   (v.vectorWidth == 8 && cpu.avx2);
   return v;
 }
 
@@ -177,6 +181,7 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
       vec.valueBlock = v.valueBlock;
       vec.fma = v.useFMA;
       vec.prefetch = v.prefetch;
+      vec.permuteReads = v.permuteReads;
       pm.addPass(createRPEVectorizeAttentionPass(vec));
     }
     // Attention the vector kernel does not take (score_mod with regions).

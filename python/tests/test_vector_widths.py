@@ -61,3 +61,68 @@ def test_window_lengths_beyond_the_window(cpu, offset):
         want = ref.attention(q, k, v, bias=bias, q_offset=off, causal=True)
         np.testing.assert_allclose(fn(*args), want, rtol=RTOL, atol=ATOL,
                                    err_msg="lq=%d lk=%d" % (lq, lk))
+
+
+@pytest.mark.parametrize("cpu", CPUS + ["generic"])
+@pytest.mark.parametrize("bucketing", [ir.Log(256, 512), ir.Log(8, 20),
+                                       ir.Log(4, 4)])
+def test_deberta_key_rows(cpu, bucketing):
+    """DeBERTa's p2c term reads key j's table row at the buckets of a row
+    vector: one row load and a permute (vpermps) at 8 and 16 lanes when the
+    row holds a vector (Log(4, 4): 8 columns, less than 16), gathers at 4
+    lanes (generic x86-64). Lengths that leave partial tiles, and more than
+    one block of 512 query rows."""
+    text = ir.deberta_attention(bucketing, batch=None, heads=2, lq=None,
+                                lk=None, head_dim=8, name="deb")
+    fn = rpe.compile(text, cpu=cpu).deb
+    rng = np.random.default_rng(bucketing.num_buckets)
+    s = ir.deberta_scale(8, True, True)
+    for lq, lk in [(37, 70), (100, 131), (600, 530)]:
+        q, k, v, _ = _inputs(rng, 1, 2, lq, lk, 8, 1)
+        pq, pk = (rng.standard_normal((2, bucketing.num_buckets, 8))
+                  .astype(np.float32) for _ in range(2))
+        bias = ref.disentangled_bias(q, k, pq * np.float32(s),
+                                     pk * np.float32(s), bucketing)
+        want = ref.attention(q, k, v, bias=bias, scale=s)
+        np.testing.assert_allclose(fn(q, k, v, pq, pk), want, rtol=1e-4,
+                                   atol=1e-5, err_msg="lq=%d lk=%d" % (lq, lk))
+
+
+KEY_ROW_SCORE = """
+func.func @key_rows(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
+                    %v: tensor<1x2x?x8xf32>, %t: tensor<1x2x?x32xf32>)
+    -> tensor<1x2x?x8xf32> {
+  %o = rpe.attention %q, %k, %v : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>,
+      tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by t5<num_buckets = 32, max_distance = 64, bidirectional = true>
+    %g = tensor.extract %t[%b, %h, %j, %bk] : tensor<1x2x?x32xf32>
+    %r = arith.addf %s, %g : f32
+    rpe.yield %r : f32
+  }
+  return %o : tensor<1x2x?x8xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("cpu", CPUS)
+def test_key_rows_buckets_that_jump(cpu):
+    """A key-row read whose buckets jump (T5's bidirectional buckets: by 16
+    between i = j and i = j + 1) is no window for the vectors across the
+    diagonal: the run-time check sends those to the gather."""
+    fn = rpe.compile(KEY_ROW_SCORE, cpu=cpu).key_rows
+    rb = ref.T5(32, 64, True)
+    rng = np.random.default_rng(5)
+    for lq, lk in [(40, 40), (100, 170)]:
+        q, k, v, _ = _inputs(rng, 1, 2, lq, lk, 8, 1)
+        t = rng.standard_normal((1, 2, lk, 32)).astype(np.float32)
+        i = np.arange(lq)[:, None]
+        j = np.arange(lk)[None, :]
+        bk = rb.bucket(i, j)
+
+        def score_mod(s, b, h, ip, jp):
+            return s + t[0][:, j, bk]
+
+        want = ref.attention(q, k, v, score_mod=score_mod)
+        np.testing.assert_allclose(fn(q, k, v, t), want, rtol=RTOL, atol=ATOL,
+                                   err_msg="lq=%d lk=%d" % (lq, lk))

@@ -208,6 +208,7 @@ struct NVPTXPipelineOptions : public PassPipelineOptions<NVPTXPipelineOptions> {
 struct CPUVectorInfo {
   int64_t width = 4;
   bool fma = false;
+  bool avx2 = false;
 };
 CPUVectorInfo getCPUVectorInfo(StringRef cpu);
 

@@ -1,6 +1,7 @@
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16" | FileCheck %s
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention | FileCheck %s --check-prefix=W16
 // RUN: rpe-opt %s -rpe-vectorize-attention="prefetch=false" | FileCheck %s --check-prefix=NOPF
+// RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16 permute-reads=1" | FileCheck %s --check-prefix=PERM
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=6" 2>&1 | FileCheck %s --check-prefix=BADW
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=8 tile-q=20" 2>&1 | FileCheck %s --check-prefix=BADQ
 // RUN: not rpe-opt %s -rpe-vectorize-attention="key-block=0" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
@@ -236,6 +237,59 @@ func.func @uniform_tiles(%q: tensor<1x2x?x8xf32>, %qe: tensor<1x2x?x5xf32>, %e: 
     %bk = rpe.bucket %i, %j by clip<max_distance = 2>
     %g = tensor.extract %qe[%b, %h, %i, %bk] : tensor<1x2x?x5xf32>
     %r = arith.addf %s, %g : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x?x8xf32>
+}
+
+// -----
+
+// permute-reads: a key's row of a gather-trick table read at the buckets of
+// the row vector (p2c) is one vector load of the row from the lower of the
+// end lanes' buckets (moved left to end inside the 17-column row: at most
+// column 9) and a permute of its lanes (vector.extract at the 32-bit offsets,
+// vpermps on x86), or the gather when some offset falls outside the vector
+// (checked per read). A table narrower than a vector (5 columns) and reads
+// of query rows keep the gather. Without the option: gathers only.
+// PERM-LABEL: func.func @key_row_window
+// PERM: %[[B:.*]] = vector.load %{{.*}} : memref<?x?xindex>, vector<8xindex>
+// PERM: %[[FIRST:.*]] = vector.extract %[[B]][0] : index from vector<8xindex>
+// PERM: %[[LAST:.*]] = vector.extract %[[B]][7] : index from vector<8xindex>
+// PERM: %[[LOW:.*]] = arith.minsi %[[FIRST]], %[[LAST]] : index
+// PERM: %[[LOW9:.*]] = arith.minsi %[[LOW]], %c9 : index
+// PERM: %[[START:.*]] = arith.maxsi %[[LOW9]], %c0 : index
+// PERM: %[[START32:.*]] = arith.index_cast %[[START]] : index to i32
+// PERM: %[[SPLAT:.*]] = vector.broadcast %[[START32]] : i32 to vector<8xi32>
+// PERM: %[[B32:.*]] = arith.index_cast %[[B]] : vector<8xindex> to vector<8xi32>
+// PERM: %[[OFF:.*]] = arith.subi %[[B32]], %[[SPLAT]] : vector<8xi32>
+// PERM: %[[OUT:.*]] = arith.cmpi uge, %[[OFF]], %{{.*}} : vector<8xi32>
+// PERM: %[[ANY:.*]] = vector.reduction <or>, %[[OUT]] : vector<8xi1> into i1
+// PERM: scf.if %[[ANY]] -> (vector<8xf32>) {
+// PERM:   vector.gather {{.*}} : memref<?xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// PERM: } else {
+// PERM:   %[[ROW:.*]] = vector.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %[[START]]] : memref<1x2x?x17xf32>, vector<8xf32>
+// PERM-COUNT-8: vector.extract %[[ROW]][%{{.*}}] : f32 from vector<8xf32>
+// PERM:   vector.from_elements
+// PERM: }
+// The narrow table: a gather, no window.
+// PERM-NEXT: arith.subi
+// PERM-NEXT: arith.addi
+// PERM-NEXT: vector.load %{{.*}} : memref<?x?xindex>, vector<8xindex>
+// PERM-NOT: scf.if
+// PERM: vector.gather
+// CHECK-LABEL: func.func @key_row_window
+// CHECK-NOT: vector.from_elements
+// CHECK-NOT: vector.reduction <or>
+
+func.func @key_row_window(%q: tensor<1x2x?x8xf32>, %ke: tensor<1x2x?x17xf32>, %narrow: tensor<1x2x?x5xf32>) -> tensor<1x2x?x8xf32> {
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by clip<max_distance = 8>
+    %g = tensor.extract %ke[%b, %h, %j, %bk] : tensor<1x2x?x17xf32>
+    %bn = rpe.bucket %i, %j by clip<max_distance = 2>
+    %n = tensor.extract %narrow[%b, %h, %j, %bn] : tensor<1x2x?x5xf32>
+    %r0 = arith.addf %s, %g : f32
+    %r = arith.addf %r0, %n : f32
     rpe.yield %r : f32
   }
   return %0 : tensor<1x2x?x8xf32>

@@ -151,6 +151,19 @@ private:
   /// tile (0 elsewhere); each index is a scalar or a vector<W x index>.
   Value gather(OpBuilder &b, Value buffer, ArrayRef<Value> indices,
                int64_t chunk);
+  /// `buffer[at..., columns[l]]` per lane l (`at`: uniform leading indices,
+  /// `columns`: a vector<W x index>): when the columns lie within W
+  /// consecutive elements (the buckets of W consecutive diagonals along a
+  /// key's row of a gather-trick table), one vector load of the row and a
+  /// variable permute; else, checked at run time, the gather.
+  Value rowWindowRead(OpBuilder &b, Value buffer, ArrayRef<Value> at,
+                      Value columns, int64_t chunk);
+  /// Whether rowWindowRead may read `buffer`.
+  bool windowReadable(MemRefType type) const {
+    return opts.permuteReads && type.getElementType().isF32() &&
+           type.getRank() >= 1 && !type.isDynamicDim(type.getRank() - 1) &&
+           type.getShape().back() >= opts.vectorWidth;
+  }
 
   // ---- the score of a (key, query-vector) pair -----------------------------
   /// The values of score_mod evaluated for one vector of query rows: uniform
@@ -235,6 +248,8 @@ private:
   /// Diagonal and window tables built with padding: contiguous reads stay
   /// in bounds.
   DenseSet<Value> paddedTables;
+  /// Diagonal tables of index values (buckets).
+  DenseSet<Value> bucketDiagonals;
   /// Whether the query rows of every vector start at a multiple of the
   /// vector width (no q_offset).
   bool rowsAligned = false;
@@ -342,6 +357,56 @@ Value KernelBuilder::gather(OpBuilder &b, Value buffer, ArrayRef<Value> indices,
   return vector::GatherOp::create(b, loc, elemVec, flat, ValueRange{cIdx(b, 0)},
                                   offsets, laneValid[chunk], pass,
                                   IntegerAttr());
+}
+
+Value KernelBuilder::rowWindowRead(OpBuilder &b, Value buffer,
+                                   ArrayRef<Value> at, Value columns,
+                                   int64_t chunk) {
+  int64_t w = opts.vectorWidth;
+  auto type = cast<MemRefType>(buffer.getType());
+  // The window starts at the lower of the end lanes (buckets run one way
+  // along the lanes), moved left so that it ends inside the row.
+  Value first = vector::ExtractOp::create(b, loc, columns, int64_t(0));
+  Value last = vector::ExtractOp::create(b, loc, columns, w - 1);
+  Value lo = maxI(
+      b, minI(b, minI(b, first, last), cIdx(b, type.getShape().back() - w)),
+      cIdx(b, 0));
+  // Lane offsets in the window, as 32-bit lanes (the form LLVM's x86
+  // backend turns into vpermps).
+  Type i32 = b.getI32Type();
+  auto vecI32 = VectorType::get({w}, i32);
+  Value rel = arith::SubIOp::create(
+      b, loc, arith::IndexCastOp::create(b, loc, vecI32, columns),
+      bcast(b, arith::IndexCastOp::create(b, loc, i32, lo)));
+  Value outside = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::uge, rel,
+      bcast(b, arith::ConstantIntOp::create(b, loc, i32, w)));
+  Value anyOutside =
+      vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, outside);
+  SmallVector<Value> indices(at);
+  indices.push_back(columns);
+  auto ifOp = scf::IfOp::create(
+      b, loc, anyOutside,
+      [&](OpBuilder &tb, Location) {
+        scf::YieldOp::create(tb, loc, gather(tb, buffer, indices, chunk));
+      },
+      [&](OpBuilder &eb, Location) {
+        SmallVector<Value> start(at);
+        start.push_back(lo);
+        Value row = vector::LoadOp::create(eb, loc, vecF32, buffer, start);
+        SmallVector<Value> elements;
+        for (int64_t l = 0; l < w; ++l) {
+          Value pos = arith::IndexCastOp::create(
+              eb, loc, eb.getIndexType(),
+              vector::ExtractOp::create(eb, loc, rel, l));
+          elements.push_back(vector::ExtractOp::create(
+              eb, loc, row, ArrayRef<OpFoldResult>{pos}));
+        }
+        Value permuted =
+            vector::FromElementsOp::create(eb, loc, vecF32, elements);
+        scf::YieldOp::create(eb, loc, permuted);
+      });
+  return ifOp.getResult(0);
 }
 
 Value KernelBuilder::lanesVector(OpBuilder &b, Lanes &lanes, Value v) {
@@ -490,6 +555,16 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
       }
       lanes.vector[inner.getResult(0)] = read;
       return;
+    }
+    // A row at bucket columns read from a diagonal table (W consecutive
+    // diagonals).
+    if (innerOnly && windowReadable(bufferType)) {
+      auto bucket = last.getDefiningOp<tensor::ExtractOp>();
+      if (bucket && bucketDiagonals.contains(bucket.getTensor())) {
+        lanes.vector[inner.getResult(0)] = rowWindowRead(
+            b, buffer, at, lanesVector(b, lanes, last), lanes.chunk);
+        return;
+      }
     }
     SmallVector<Value> idx;
     for (Value v : indices)
@@ -1037,6 +1112,9 @@ void KernelBuilder::build() {
   SmallVector<Value> diagonals;
   hoistToeplitzTerms(rw, op, opts.tileQ, &diagonals);
   paddedTables.insert(diagonals.begin(), diagonals.end());
+  for (Value table : diagonals)
+    if (cast<RankedTensorType>(table.getType()).getElementType().isIndex())
+      bucketDiagonals.insert(table);
   // Window terms into padded tables too (not diagonal: no uniform key
   // tiles).
   SmallVector<Value> windowTables;
@@ -1352,6 +1430,7 @@ struct RPEVectorizeAttentionPass
     options.valueBlock = valueBlock;
     options.useFMA = fma;
     options.prefetch = prefetch;
+    options.permuteReads = permuteReads;
     if (failed(checkVectorizeAttentionOptions(options, [&] {
           return getOperation()->emitError() << "rpe-vectorize-attention: ";
         })))

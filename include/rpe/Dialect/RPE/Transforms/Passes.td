@@ -593,7 +593,11 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
     diagonal tables built once (as in rpe-tile-attention, padded by tile-q
     entries so that no read needs a mask), values that depend only on the
     head are computed once per tile, other tensor reads become masked
-    gathers, anything else runs per lane. `rel_values` with a Toeplitz bucketing reads a
+    gathers, anything else runs per lane. With `permute-reads`, a read of
+    one table row at bucket columns of a diagonal table (a key's row of a
+    gather-trick table: DeBERTa's p2c) loads the W columns from the lower end
+    lane's bucket and permutes them (one `vpermps` on x86) when every lane's
+    column falls among them, checked per read; the gather otherwise. `rel_values` with a Toeplitz bucketing reads a
     transposed diagonal of the table (Dv × (Lq + Lk - 1 + tile-q)).
     Causal keys are masked per vector with a lane comparison; tiles past
     the diagonal and keys past `key_lengths[b]` are never visited. Causal
@@ -617,6 +621,11 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
            "Prefetch the next key tile's K and V rows in tiles that read "
            "them once (grouped decode tiles, tiles with fewer row vectors "
            "than a full one)">,
+    Option<"permuteReads", "permute-reads", "bool", /*default=*/"false",
+           "Read a table row at bucket columns that lie within one vector's "
+           "width of each other (checked at run time) with a vector load and "
+           "a permute of its lanes (one vpermps on x86: AVX-512 at "
+           "vector-width 16, AVX2 at 8) instead of a gather">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

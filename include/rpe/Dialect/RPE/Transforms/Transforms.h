@@ -88,6 +88,12 @@ struct VectorizeAttentionOptions {
   /// Tiles that read each K and V row once (grouped decode tiles, short
   /// queries) prefetch the next key tile's rows.
   bool prefetch = true;
+  /// Reads of a table row at W bucket columns that lie within W consecutive
+  /// elements (a key's row of a gather-trick table) become a vector load and
+  /// a permute of its lanes, which LLVM turns into one `vpermps` on x86
+  /// (AVX-512 for 16 lanes, AVX2 for 8); false: gathers. For targets with a
+  /// variable permute only.
+  bool permuteReads = false;
 };
 
 /// Checks the options; reports the first problem through `emit`.
