@@ -88,15 +88,15 @@ def test_deberta_key_rows(cpu, bucketing):
                                    atol=1e-5, err_msg="lq=%d lk=%d" % (lq, lk))
 
 
-KEY_ROW_SCORE = """
-func.func @key_rows(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
-                    %v: tensor<1x2x?x8xf32>, %t: tensor<1x2x?x32xf32>)
+ROW_READ = """
+func.func @rows(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
+                %v: tensor<1x2x?x8xf32>, %t: tensor<1x2x?x32xf32>)
     -> tensor<1x2x?x8xf32> {
   %o = rpe.attention %q, %k, %v : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>,
       tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32> {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
     %bk = rpe.bucket %i, %j by t5<num_buckets = 32, max_distance = 64, bidirectional = true>
-    %g = tensor.extract %t[%b, %h, %j, %bk] : tensor<1x2x?x32xf32>
+    %g = tensor.extract %t[%b, %h, %ROW, %bk] : tensor<1x2x?x32xf32>
     %r = arith.addf %s, %g : f32
     rpe.yield %r : f32
   }
@@ -106,23 +106,28 @@ func.func @key_rows(%q: tensor<1x2x?x8xf32>, %k: tensor<1x2x?x8xf32>,
 
 
 @pytest.mark.parametrize("cpu", CPUS)
-def test_key_rows_buckets_that_jump(cpu):
-    """A key-row read whose buckets jump (T5's bidirectional buckets: by 16
-    between i = j and i = j + 1) is no window for the vectors across the
-    diagonal: the run-time check sends those to the gather."""
-    fn = rpe.compile(KEY_ROW_SCORE, cpu=cpu).key_rows
+@pytest.mark.parametrize("row", ["j", "i"])
+def test_row_reads_buckets_that_jump(cpu, row):
+    """Table rows read at the buckets of a key (a key's row: p2c) or of a
+    query row (c2p: per row, W keys at a time, transposed) whose buckets
+    jump (T5's bidirectional buckets: by 16 between i = j and i = j + 1):
+    no window for the vectors across the diagonal, which the run-time check
+    sends to the gather. Lengths that leave partial tiles and key vectors."""
+    fn = rpe.compile(ROW_READ.replace("%ROW", "%" + row), cpu=cpu).rows
     rb = ref.T5(32, 64, True)
     rng = np.random.default_rng(5)
-    for lq, lk in [(40, 40), (100, 170)]:
+    for lq, lk in [(40, 40), (100, 170), (70, 83)]:
         q, k, v, _ = _inputs(rng, 1, 2, lq, lk, 8, 1)
-        t = rng.standard_normal((1, 2, lk, 32)).astype(np.float32)
+        t = rng.standard_normal((1, 2, max(lq, lk), 32)).astype(np.float32)
         i = np.arange(lq)[:, None]
         j = np.arange(lk)[None, :]
         bk = rb.bucket(i, j)
+        at = j if row == "j" else i
 
         def score_mod(s, b, h, ip, jp):
-            return s + t[0][:, j, bk]
+            return s + t[0][:, at, bk]
 
         want = ref.attention(q, k, v, score_mod=score_mod)
-        np.testing.assert_allclose(fn(q, k, v, t), want, rtol=RTOL, atol=ATOL,
+        np.testing.assert_allclose(fn(q, k, v, t[:, :, :(lk if row == "j" else lq)]),
+                                   want, rtol=RTOL, atol=ATOL,
                                    err_msg="lq=%d lk=%d" % (lq, lk))

@@ -148,16 +148,17 @@ private:
   /// head, rpe-split-attention-heads) is then read in place, not copied.
   Value bufferOf(Value tensor, bool anyOffset = false);
   /// `buffer[indices]` for the lanes of vector `chunk` that are rows of the
-  /// tile (0 elsewhere); each index is a scalar or a vector<W x index>.
+  /// tile, or those of `mask` (0 elsewhere); each index is a scalar or a
+  /// vector<W x index>.
   Value gather(OpBuilder &b, Value buffer, ArrayRef<Value> indices,
-               int64_t chunk);
+               int64_t chunk, Value mask = Value());
   /// `buffer[at..., columns[l]]` per lane l (`at`: uniform leading indices,
   /// `columns`: a vector<W x index>): when the columns lie within W
   /// consecutive elements (the buckets of W consecutive diagonals along a
   /// key's row of a gather-trick table), one vector load of the row and a
   /// variable permute; else, checked at run time, the gather.
   Value rowWindowRead(OpBuilder &b, Value buffer, ArrayRef<Value> at,
-                      Value columns, int64_t chunk);
+                      Value columns, int64_t chunk, Value mask = Value());
   /// Whether rowWindowRead may read `buffer`.
   bool windowReadable(MemRefType type) const {
     return opts.permuteReads && type.getElementType().isF32() &&
@@ -210,6 +211,36 @@ private:
   void expandBuckets();
   Value lanesVector(OpBuilder &b, Lanes &lanes, Value v);
 
+  // ---- query-row reads through transposed windows ---------------------------
+  /// A score_mod read `T[lead..., i - rowOffset, D[dLead, i - j + shift]]`
+  /// (`rowOffset` optional) of a per-query-row table at the buckets of a
+  /// diagonal table (DeBERTa's c2p): a gather across W rows per key. In the
+  /// key tiles that are not uniform, with permute-reads, it is read row by
+  /// row instead, W keys at a time (rowWindowRead: the buckets of W
+  /// consecutive keys lie within W columns of the row), the W×W blocks
+  /// transposed into `scratch` (Sᵀ's layout, TK × TQ), and each key reads
+  /// one vector of it.
+  struct RowRead {
+    tensor::ExtractOp read;
+    SmallVector<Value> lead;
+    Value rowOffset, diagonal, diagLead, shift;
+    Value scratch;
+  };
+  SmallVector<RowRead> rowReads;
+  /// While building a key whose row reads are in the scratch buffers: its
+  /// row there.
+  Value scratchKey;
+  void findRowReads();
+  /// The kernel's scalar for a score_mod value that is the same for the
+  /// whole tile (b, h, values from outside, constants).
+  Value uniformScalar(OpBuilder &b, Value v);
+  /// Fills the scratch buffers for keys [k0, k0 + keys), keys a multiple
+  /// of W.
+  void buildRowReads(OpBuilder &b, int64_t numChunks, Value k0, Value keys);
+  /// The transpose of W vectors of W lanes (log2 W rounds of two-input
+  /// shuffles).
+  SmallVector<Value> transpose(OpBuilder &b, ArrayRef<Value> rows);
+
   // ---- the kernel ----------------------------------------------------------
   void buildTile(OpBuilder &b, int64_t numChunks);
   /// The parallel loop over (batch, head, query tile), or over (batch, kv
@@ -223,7 +254,7 @@ private:
   }
   SmallVector<Value> buildKeyBlock(OpBuilder &b, int64_t numChunks,
                                    int64_t keys, Value k0, Value jb,
-                                   ValueRange tileMax);
+                                   ValueRange tileMax, bool fromScratch);
   void buildValueBlock(OpBuilder &b, int64_t numChunks, int64_t rows, Value e0,
                        Value k0, Value tk, ArrayRef<Value> alpha,
                        ArrayRef<Value> probSums);
@@ -327,7 +358,7 @@ Value KernelBuilder::bufferOf(Value tensor, bool anyOffset) {
 }
 
 Value KernelBuilder::gather(OpBuilder &b, Value buffer, ArrayRef<Value> indices,
-                            int64_t chunk) {
+                            int64_t chunk, Value mask) {
   auto type = cast<MemRefType>(buffer.getType());
   int64_t w = opts.vectorWidth;
   // Linear offsets (identity layout), then a gather from a 1-D view: the
@@ -355,13 +386,13 @@ Value KernelBuilder::gather(OpBuilder &b, Value buffer, ArrayRef<Value> indices,
   auto elemVec = VectorType::get({w}, type.getElementType());
   Value pass = arith::ConstantOp::create(b, loc, b.getZeroAttr(elemVec));
   return vector::GatherOp::create(b, loc, elemVec, flat, ValueRange{cIdx(b, 0)},
-                                  offsets, laneValid[chunk], pass,
+                                  offsets, mask ? mask : laneValid[chunk], pass,
                                   IntegerAttr());
 }
 
 Value KernelBuilder::rowWindowRead(OpBuilder &b, Value buffer,
                                    ArrayRef<Value> at, Value columns,
-                                   int64_t chunk) {
+                                   int64_t chunk, Value mask) {
   int64_t w = opts.vectorWidth;
   auto type = cast<MemRefType>(buffer.getType());
   // The window starts at the lower of the end lanes (buckets run one way
@@ -388,7 +419,7 @@ Value KernelBuilder::rowWindowRead(OpBuilder &b, Value buffer,
   auto ifOp = scf::IfOp::create(
       b, loc, anyOutside,
       [&](OpBuilder &tb, Location) {
-        scf::YieldOp::create(tb, loc, gather(tb, buffer, indices, chunk));
+        scf::YieldOp::create(tb, loc, gather(tb, buffer, indices, chunk, mask));
       },
       [&](OpBuilder &eb, Location) {
         SmallVector<Value> start(at);
@@ -407,6 +438,136 @@ Value KernelBuilder::rowWindowRead(OpBuilder &b, Value buffer,
         scf::YieldOp::create(eb, loc, permuted);
       });
   return ifOp.getResult(0);
+}
+
+void KernelBuilder::findRowReads() {
+  if (!opts.permuteReads || op.getScoreMod().empty())
+    return;
+  Region &region = op.getScoreMod();
+  Block &block = region.front();
+  Value bArg = block.getArgument(1), hArg = block.getArgument(2),
+        iArg = block.getArgument(3), jArg = block.getArgument(4);
+  auto uniform = [&](Value v) {
+    return v == bArg || v == hArg || !region.isAncestor(v.getParentRegion()) ||
+           v.getDefiningOp<arith::ConstantOp>();
+  };
+  for (Operation &inner : block) {
+    auto read = dyn_cast<tensor::ExtractOp>(inner);
+    if (!read)
+      continue;
+    int64_t rank = read.getTensor().getType().getRank();
+    if (rank < 2 ||
+        !windowReadable(cast<MemRefType>(bufferOf(read.getTensor()).getType())))
+      continue;
+    ValueRange idx = read.getIndices();
+    if (!llvm::all_of(idx.drop_back(2), uniform))
+      continue;
+    Value row = idx[rank - 2], rowOffset;
+    if (row != iArg) {
+      auto s = row.getDefiningOp<arith::SubIOp>();
+      if (!s || s.getLhs() != iArg || !uniform(s.getRhs()))
+        continue;
+      rowOffset = s.getRhs();
+    }
+    auto bucket = idx.back().getDefiningOp<tensor::ExtractOp>();
+    if (!bucket || !bucketDiagonals.contains(bucket.getTensor()) ||
+        !uniform(bucket.getIndices()[0]))
+      continue;
+    auto addOp = bucket.getIndices()[1].getDefiningOp<arith::AddIOp>();
+    if (!addOp || !uniform(addOp.getRhs()))
+      continue;
+    auto diff = addOp.getLhs().getDefiningOp<arith::SubIOp>();
+    if (!diff || diff.getLhs() != iArg || diff.getRhs() != jArg)
+      continue;
+    bufferOf(bucket.getTensor());
+    rowReads.push_back({read, SmallVector<Value>(idx.drop_back(2)), rowOffset,
+                        bucket.getTensor(), bucket.getIndices()[0],
+                        addOp.getRhs(), Value()});
+  }
+}
+
+Value KernelBuilder::uniformScalar(OpBuilder &b, Value v) {
+  Block &block = op.getScoreMod().front();
+  if (v == block.getArgument(1))
+    return bIdx;
+  if (v == block.getArgument(2))
+    return hIdx;
+  if (!op.getScoreMod().isAncestor(v.getParentRegion()))
+    return v;
+  if (Value t = tileInvariants.lookup(v))
+    return t;
+  return b.clone(*v.getDefiningOp())->getResult(0);
+}
+
+SmallVector<Value> KernelBuilder::transpose(OpBuilder &b,
+                                            ArrayRef<Value> rowsIn) {
+  int64_t w = static_cast<int64_t>(rowsIn.size());
+  SmallVector<Value> rows(rowsIn);
+  // Round s swaps, in every 2s × 2s block, the upper right and lower left
+  // s × s blocks.
+  for (int64_t s = w / 2; s >= 1; s /= 2) {
+    SmallVector<int64_t> upper, lower;
+    for (int64_t c = 0; c < w; ++c) {
+      upper.push_back((c & s) == 0 ? c : w + c - s);
+      lower.push_back((c & s) == 0 ? c + s : w + c);
+    }
+    for (int64_t r = 0; r < w; ++r) {
+      if (r & s)
+        continue;
+      Value x = rows[r], y = rows[r + s];
+      rows[r] = vector::ShuffleOp::create(b, loc, x, y, upper);
+      rows[r + s] = vector::ShuffleOp::create(b, loc, x, y, lower);
+    }
+  }
+  return rows;
+}
+
+void KernelBuilder::buildRowReads(OpBuilder &b, int64_t numChunks, Value k0,
+                                  Value keys) {
+  int64_t w = opts.vectorWidth;
+  auto maskType = VectorType::get({w}, b.getI1Type());
+  Value allLanes =
+      arith::ConstantOp::create(b, loc, DenseElementsAttr::get(maskType, true));
+  auto idxVec = VectorType::get({w}, b.getIndexType());
+  scf::ForOp::create(
+      b, loc, cIdx(b, 0), keys, cIdx(b, w), ValueRange{},
+      [&](OpBuilder &nb, Location, Value g, ValueRange) {
+        Value jLast = add(nb, add(nb, k0, g), cIdx(nb, w - 1));
+        Value lastRow = sub(nb, tq, cIdx(nb, 1));
+        for (RowRead &r : rowReads) {
+          Value table = bufferOf(r.read.getTensor());
+          Value diagonal = bufferOf(r.diagonal);
+          SmallVector<Value> lead;
+          for (Value v : r.lead)
+            lead.push_back(uniformScalar(nb, v));
+          Value diagLead = uniformScalar(nb, r.diagLead);
+          Value shift = uniformScalar(nb, r.shift);
+          Value rowOffset =
+              r.rowOffset ? uniformScalar(nb, r.rowOffset) : Value();
+          for (int64_t c = 0; c < numChunks; ++c) {
+            // Row l's values at keys jLast - m, m = 0 .. W-1: its buckets
+            // are the diagonals from (row, jLast) up.
+            SmallVector<Value> rows;
+            for (int64_t l = 0; l < w; ++l) {
+              Value pos =
+                  add(nb, qPos0, minI(nb, cIdx(nb, c * w + l), lastRow));
+              Value start = add(nb, sub(nb, pos, jLast), shift);
+              Value buckets = vector::LoadOp::create(
+                  nb, loc, idxVec, diagonal, ValueRange{diagLead, start});
+              SmallVector<Value> at(lead);
+              at.push_back(rowOffset ? sub(nb, pos, rowOffset) : pos);
+              rows.push_back(
+                  rowWindowRead(nb, table, at, buckets, c, allLanes));
+            }
+            SmallVector<Value> columns = transpose(nb, rows);
+            for (int64_t m = 0; m < w; ++m)
+              vector::StoreOp::create(
+                  nb, loc, columns[m], r.scratch,
+                  ValueRange{add(nb, g, cIdx(nb, w - 1 - m)), cIdx(nb, c * w)});
+          }
+        }
+        scf::YieldOp::create(nb, loc);
+      });
 }
 
 Value KernelBuilder::lanesVector(OpBuilder &b, Lanes &lanes, Value v) {
@@ -531,6 +692,14 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
   }
 
   if (auto extract = dyn_cast<tensor::ExtractOp>(inner)) {
+    if (scratchKey)
+      for (RowRead &r : rowReads)
+        if (r.read == extract) {
+          lanes.vector[inner.getResult(0)] = vector::LoadOp::create(
+              b, loc, vecF32, r.scratch,
+              ValueRange{scratchKey, cIdx(b, lanes.chunk * w)});
+          return;
+        }
     Value buffer = bufferOf(extract.getTensor());
     auto bufferType = cast<MemRefType>(buffer.getType());
     auto elemVec = VectorType::get({w}, bufferType.getElementType());
@@ -719,7 +888,8 @@ Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
 /// running maxima.
 SmallVector<Value> KernelBuilder::buildKeyBlock(OpBuilder &b, int64_t numChunks,
                                                 int64_t keys, Value k0,
-                                                Value jb, ValueRange tileMax) {
+                                                Value jb, ValueRange tileMax,
+                                                bool fromScratch) {
   int64_t w = opts.vectorWidth;
   SmallVector<Value> init(keys * numChunks, splat(b, 0.0f));
   auto dLoop = scf::ForOp::create(
@@ -743,7 +913,10 @@ SmallVector<Value> KernelBuilder::buildKeyBlock(OpBuilder &b, int64_t numChunks,
     Value row = add(b, jb, cIdx(b, r));
     Value key = add(b, k0, row);
     for (int64_t c = 0; c < numChunks; ++c) {
+      if (fromScratch)
+        scratchKey = row;
       Value s = vectorizeScore(b, dLoop.getResult(r * numChunks + c), key, c);
+      scratchKey = Value();
       if (op.getCausal() && grouped) {
         Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
                                              bcast(b, key), groupedPos[c]);
@@ -874,27 +1047,48 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
                     std::min<int64_t>(16, block * maxChunks / numChunks));
   };
   int64_t rk = scaled(opts.keyBlock);
-  Value tkMain =
-      mul(b, arith::DivUIOp::create(b, loc, tk, cIdx(b, rk)), cIdx(b, rk));
+  // Keys [lo, hi) of the tile: blocks of rk keys, then one at a time.
+  auto keyLoops = [&](Value lo, Value hi, ValueRange maxima,
+                      bool fromScratch) -> SmallVector<Value> {
+    Value main =
+        add(b, lo,
+            mul(b, arith::DivUIOp::create(b, loc, sub(b, hi, lo), cIdx(b, rk)),
+                cIdx(b, rk)));
+    auto blocks = scf::ForOp::create(
+        b, loc, lo, main, cIdx(b, rk), maxima,
+        [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
+          scf::YieldOp::create(
+              nb, loc,
+              buildKeyBlock(nb, numChunks, rk, k0, jb, mx, fromScratch));
+        });
+    auto rest = scf::ForOp::create(
+        b, loc, main, hi, cIdx(b, 1), blocks.getResults(),
+        [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
+          scf::YieldOp::create(
+              nb, loc,
+              buildKeyBlock(nb, numChunks, 1, k0, jb, mx, fromScratch));
+        });
+    return rest.getResults();
+  };
   SmallVector<Value> maxInit(numChunks, splat(b, kNegInf));
-  auto blocks = scf::ForOp::create(
-      b, loc, cIdx(b, 0), tkMain, cIdx(b, rk), maxInit,
-      [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
-        scf::YieldOp::create(nb, loc,
-                             buildKeyBlock(nb, numChunks, rk, k0, jb, mx));
-      });
-  auto rest = scf::ForOp::create(
-      b, loc, tkMain, tk, cIdx(b, 1), blocks.getResults(),
-      [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
-        scf::YieldOp::create(nb, loc,
-                             buildKeyBlock(nb, numChunks, 1, k0, jb, mx));
-      });
+  SmallVector<Value> tileMaxima;
+  if (!uniform && !rowReads.empty()) {
+    // The row reads of the whole vectors of keys from the scratch buffers,
+    // the last keys as they are.
+    Value whole =
+        mul(b, arith::DivUIOp::create(b, loc, tk, cIdx(b, w)), cIdx(b, w));
+    buildRowReads(b, numChunks, k0, whole);
+    tileMaxima = keyLoops(cIdx(b, 0), whole, maxInit, /*fromScratch=*/true);
+    tileMaxima = keyLoops(whole, tk, tileMaxima, /*fromScratch=*/false);
+  } else {
+    tileMaxima = keyLoops(cIdx(b, 0), tk, maxInit, /*fromScratch=*/false);
+  }
   // Online softmax, element-wise per query lane.
   SmallVector<Value> alpha, mSafe, sumInit;
   for (int64_t c = 0; c < numChunks; ++c) {
     Value at = cIdx(b, c * w);
     Value mOld = vector::LoadOp::create(b, loc, vecF32, mBuf, at);
-    Value mNew = arith::MaximumFOp::create(b, loc, mOld, rest.getResult(c));
+    Value mNew = arith::MaximumFOp::create(b, loc, mOld, tileMaxima[c]);
     Value negInf = splat(b, kNegInf);
     Value oldEmpty =
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mOld, negInf);
@@ -1164,6 +1358,8 @@ void KernelBuilder::build() {
         if (isa<RankedTensorType>(v.getType()))
           bufferOf(v);
 
+  findRowReads();
+
   // Bucket tables that whole key tiles may read at one diagonal: the
   // index-valued diagonal tables of score_mod (the gather-trick buckets) and
   // the buckets of rel_values.
@@ -1321,6 +1517,10 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   sT = memref::AllocaOp::create(rw, loc,
                                 MemRefType::get({opts.tileK, opts.tileQ}, f32),
                                 ValueRange{}, ValueRange{}, align);
+  for (RowRead &r : rowReads)
+    r.scratch = memref::AllocaOp::create(
+        rw, loc, MemRefType::get({opts.tileK, opts.tileQ}, f32), ValueRange{},
+        ValueRange{}, align);
   auto vecBuf = MemRefType::get({opts.tileQ}, f32);
   mBuf = memref::AllocaOp::create(rw, loc, vecBuf, ValueRange{}, ValueRange{},
                                   align);

@@ -597,7 +597,12 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
     one table row at bucket columns of a diagonal table (a key's row of a
     gather-trick table: DeBERTa's p2c) loads the W columns from the lower end
     lane's bucket and permutes them (one `vpermps` on x86) when every lane's
-    column falls among them, checked per read; the gather otherwise. `rel_values` with a Toeplitz bucketing reads a
+    column falls among them, checked per read; the gather otherwise. A read
+    of a table row per query row at the buckets of (row, key) (DeBERTa's
+    c2p: a gather across rows per key) is done that way per row, W keys at
+    a time, in the key tiles that are not uniform: the W×W blocks are
+    transposed (log2 W rounds of shuffles) into a TK × TQ scratch buffer
+    from which each key reads one vector. `rel_values` with a Toeplitz bucketing reads a
     transposed diagonal of the table (Dv × (Lq + Lk - 1 + tile-q)).
     Causal keys are masked per vector with a lane comparison; tiles past
     the diagonal and keys past `key_lengths[b]` are never visited. Causal
@@ -625,7 +630,8 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
            "Read a table row at bucket columns that lie within one vector's "
            "width of each other (checked at run time) with a vector load and "
            "a permute of its lanes (one vpermps on x86: AVX-512 at "
-           "vector-width 16, AVX2 at 8) instead of a gather">,
+           "vector-width 16, AVX2 at 8) instead of a gather; per query row "
+           "and W keys at a time, transposed, for a row per query row">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
