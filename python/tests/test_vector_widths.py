@@ -131,3 +131,26 @@ def test_row_reads_buckets_that_jump(cpu, row):
         np.testing.assert_allclose(fn(q, k, v, t[:, :, :(lk if row == "j" else lq)]),
                                    want, rtol=RTOL, atol=ATOL,
                                    err_msg="lq=%d lk=%d" % (lq, lk))
+
+
+@pytest.mark.parametrize("c2p", [True, False])
+def test_deberta_key_band_edges(c2p):
+    """rpe-split-attention-heads computes p2c per block of 2048 query rows
+    for the keys the block's buckets tell apart (M = 512 for Log(256, 512))
+    and reads the saturated column of the others' side: Lq = 2600 (two
+    blocks), Lk = 3200 has keys before the second block's band and after
+    both bands. With and without c2p (then the blocks are p2c's alone)."""
+    bucketing = ir.Log(256, 512)
+    text = ir.deberta_attention(bucketing, batch=None, heads=2, lq=None,
+                                lk=None, head_dim=8, c2p=c2p, name="deb")
+    fn = rpe.compile(text, num_threads=2).deb
+    rng = np.random.default_rng(11)
+    s = ir.deberta_scale(8, c2p, True)
+    lq, lk = 2600, 3200
+    q, k, v, _ = _inputs(rng, 1, 2, lq, lk, 8, 1)
+    pq, pk = (rng.standard_normal((2, 512, 8)).astype(np.float32)
+              for _ in range(2))
+    bias = ref.disentangled_bias(q, k, pq * np.float32(s), pk * np.float32(s),
+                                 bucketing, c2p=c2p)
+    want = ref.attention(q, k, v, bias=bias, scale=s)
+    np.testing.assert_allclose(fn(q, k, v, pq, pk), want, rtol=1e-4, atol=1e-5)

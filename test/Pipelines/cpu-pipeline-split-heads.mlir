@@ -1,7 +1,10 @@
 // DeBERTa c2p + p2c at L = 4096, H = 8, 512 buckets: with the CPU
 // pipeline's default (split-attention-heads) the gather-trick tables are
-// computed one (batch, head) at a time — p2c (read at the key) 4096×512
-// per head, c2p (read at the query) per block of 512 query rows — and
+// computed one (batch, head) at a time — c2p (read at the query) per block
+// of 2048 query rows, p2c (read at the key) per block too, for the
+// 2048 + 2·511 keys whose buckets the block's rows tell apart (log<256,
+// 512> saturates from |i - j| = 512), plus its two saturated columns
+// (4096×1) per head — and
 // nothing of 8×4096×512 (the whole tables, 64 MiB each) is ever a buffer;
 // with split-attention-heads=0 they are (the NOSPLIT lines), so the checks
 // can fail. The loop over (batch, head) is one function
@@ -18,15 +21,23 @@
 // CHECK-NOT: memref<1x8x4096x512xf32>
 // CHECK: scf.for
 // CHECK-NOT: memref.copy
-// CHECK: %[[P2C:.*]] = memref.alloc() {{.*}}: memref<1x1x4096x512xf32>
-// CHECK-NEXT: linalg.fill {{.*}} outs(%[[P2C]] :
-// CHECK-NEXT: linalg.generic {{.*}} outs(%[[P2C]] :
+// CHECK: %[[E0:.*]] = memref.alloc() {{.*}}: memref<1x1x4096x1xf32>
+// CHECK-NEXT: linalg.fill {{.*}} outs(%[[E0]] :
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[E0]] :
 // CHECK-NOT: memref.copy
-// CHECK: scf.for {{.*}} step %c512
+// CHECK: %[[E1:.*]] = memref.alloc() {{.*}}: memref<1x1x4096x1xf32>
+// CHECK-NEXT: linalg.fill {{.*}} outs(%[[E1]] :
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[E1]] :
+// CHECK-NOT: memref.copy
+// CHECK: scf.for {{.*}} step %c2048
 // CHECK-NOT: memref.copy
 // CHECK: %[[C2P:.*]] = memref.alloc(%{{.*}}) {{.*}}: memref<1x1x?x512xf32>
 // CHECK-NEXT: linalg.fill {{.*}} outs(%[[C2P]] :
 // CHECK-NEXT: linalg.generic {{.*}} outs(%[[C2P]] :
+// CHECK-NOT: memref.copy
+// CHECK: %[[P2C:.*]] = memref.alloc() {{.*}}: memref<1x1x3070x512xf32>
+// CHECK-NEXT: linalg.fill {{.*}} outs(%[[P2C]] :
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[P2C]] :
 // The kernel's q, k, v: the head's slices, cast (not copied).
 // CHECK-NOT: memref.copy
 // CHECK: memref.cast %{{.*}} : memref<1x1x4096x64xf32, strided<[2097152, 262144, 64, 1], offset: ?>> to memref<1x1x4096x64xf32, strided<[?, ?, 64, 1], offset: ?>>

@@ -2,13 +2,14 @@
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="parallel-heads=1" | FileCheck %s --check-prefix=PAR
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=0" | FileCheck %s --check-prefix=NOBLOCK
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="min-table-columns=8" | FileCheck %s --check-prefix=NARROW
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="key-band=0" | FileCheck %s --check-prefix=NOBAND
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=-1" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
 
 // BADBLOCK: error: rpe-split-attention-heads: query-block must not be negative, got -1
 
 // A DeBERTa-style c2p table (q·pos_kᵀ, B×H×L×NB, read at the query
 // position): by default one (batch, head) after another (scf.for: the
-// threads share a head), and within a head blocks of 512 query rows, each
+// threads share a head), and within a head blocks of 2048 query rows, each
 // with its rows of q and of the table (the producer tiled to them) and the
 // attention at q_offset = the block's first row, reading the table's row
 // %i - row0. q, k, v and key_lengths are sliced per head; nothing of the
@@ -22,8 +23,8 @@
 // CHECK: %[[HK:.*]] = arith.divui %[[H]], %{{.*}}
 // CHECK: tensor.extract_slice %arg1[%[[B]], %[[HK]], 0, 0] [1, 1, %{{.*}}, 16]
 // CHECK: tensor.extract_slice %arg3[%[[B]]] [1] [1]
-// CHECK: %[[BLOCKS:.*]] = scf.for %[[R0:.*]] = %{{.*}} to %{{.*}} step %c512 iter_args(%[[ACC2:.*]] = %[[ACC]])
-// CHECK: %[[ROWS:.*]] = arith.minsi %{{.*}}, %c512
+// CHECK: %[[BLOCKS:.*]] = scf.for %[[R0:.*]] = %{{.*}} to %{{.*}} step %c2048 iter_args(%[[ACC2:.*]] = %[[ACC]])
+// CHECK: %[[ROWS:.*]] = arith.minsi %{{.*}}, %c2048
 // CHECK: %[[Q:.*]] = tensor.extract_slice %arg0[%[[B]], %[[H]], %[[R0]], 0] [1, 1, %[[ROWS]], 16]
 // CHECK: %[[E:.*]] = tensor.empty(%[[ROWS]]) : tensor<1x1x?x128xf32>
 // CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}}) outs(%[[E]] : tensor<1x1x?x128xf32>)
@@ -221,20 +222,58 @@ func.func @dense_bias(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>, %bias: t
 // -----
 
 // c2p (read at the query position %i) and p2c (read at the key position
-// %j): p2c is computed once per head, before the loop over query blocks;
-// c2p per block. With a q_offset the rows are not blocked (the table's
-// rows would not start at the block's first row).
+// %j and the bucket of (i, j), which saturates from |i - j| = M = 128 for
+// log<64, 128>): c2p per block; p2c's two saturated columns (127: keys
+// before the band, i - j >= M; 0: keys after it) once per head, and per
+// block the band of min(2048 + 2·127, Lk) keys that starts at row0 - 127
+// (or earlier, to end at Lk; at 0 at least). score_mod reads the band's row
+// j - start when j is in it, else the column of j's side. With a q_offset
+// the rows are not blocked (the table's rows would not start at the
+// block's first row).
 // CHECK-LABEL: func.func @c2p_p2c
 // NARROW-LABEL: func.func @c2p_p2c
 // CHECK: scf.for
-// CHECK: %[[P2C:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x128xf32>)
+// CHECK: tensor.extract_slice %arg3[%{{.*}}, 0, 127] [1, 16, 1]
+// CHECK: %[[BEFORE:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x?x1xf32>)
+// CHECK: tensor.extract_slice %arg3[%{{.*}}, 0, 0] [1, 16, 1]
+// CHECK: %[[AFTER:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x?x1xf32>)
 // CHECK: scf.for %[[R0:[a-z0-9_]+]] =
 // CHECK: %[[C2P:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x128xf32>)
+// CHECK: %[[LEN:.*]] = arith.minsi %[[LK:.*]], %c2302 : index
+// CHECK: %[[LAST:.*]] = arith.subi %[[LK]], %[[LEN]] : index
+// CHECK: %[[FROM:.*]] = arith.subi %[[R0]], %c127 : index
+// CHECK: %[[S0:.*]] = arith.minsi %[[FROM]], %[[LAST]] : index
+// CHECK: %[[START:.*]] = arith.maxsi %[[S0]], %c0 : index
+// CHECK: tensor.extract_slice %arg1[0, %{{.*}}, %[[START]], 0] [1, 1, %[[LEN]], 16]
+// CHECK: %[[BAND:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x?x128xf32>)
 // CHECK: rpe.attention {{.*}} q_offset(%[[R0]])
-// CHECK: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK: ^bb0(%{{.*}}: f32, %[[BA:.*]]: index, %[[HA:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index):
 // CHECK: %[[IL:.*]] = arith.subi %[[I]], %[[R0]]
-// CHECK-DAG: tensor.extract %[[C2P]][%{{.*}}, %{{.*}}, %[[IL]], %{{.*}}]
-// CHECK-DAG: tensor.extract %[[P2C]][%{{.*}}, %{{.*}}, %[[J]], %{{.*}}]
+// CHECK: %[[BK:.*]] = rpe.bucket %[[I]], %[[J]]
+// CHECK: tensor.extract %[[C2P]][%[[BA]], %[[HA]], %[[IL]], %[[BK]]]
+// CHECK: %[[JL:.*]] = arith.subi %[[J]], %[[START]] : index
+// CHECK: %[[IN:.*]] = arith.cmpi ult, %[[JL]], %[[LEN]] : index
+// CHECK: %[[ROW:.*]] = arith.select %[[IN]], %[[JL]], %c0 : index
+// CHECK: %[[ISBEFORE:.*]] = arith.cmpi slt, %[[J]], %[[START]] : index
+// CHECK: %[[EB:.*]] = tensor.extract %[[BEFORE]][%[[BA]], %[[HA]], %[[J]], %c0]
+// CHECK: %[[EA:.*]] = tensor.extract %[[AFTER]][%[[BA]], %[[HA]], %[[J]], %c0]
+// CHECK: %[[EDGE:.*]] = arith.select %[[ISBEFORE]], %[[EB]], %[[EA]] : f32
+// CHECK: %[[P:.*]] = tensor.extract %[[BAND]][%[[BA]], %[[HA]], %[[ROW]], %[[BK]]]
+// CHECK: %[[P2C:.*]] = arith.select %[[IN]], %[[P]], %[[EDGE]] : f32
+// CHECK: arith.addf %{{.*}}, %[[P2C]] : f32
+// key-band=0: p2c whole per head, before the loop over query blocks.
+// NOBAND-LABEL: func.func @c2p_p2c
+// NOBAND: scf.for
+// NOBAND: %[[P2C:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x128xf32>)
+// NOBAND: scf.for %[[R0:[a-z0-9_]+]] =
+// NOBAND: %[[C2P:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x128xf32>)
+// NOBAND: rpe.attention {{.*}} q_offset(%[[R0]])
+// NOBAND: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// NOBAND: %[[IL:.*]] = arith.subi %[[I]], %[[R0]]
+// NOBAND-DAG: tensor.extract %[[C2P]][%{{.*}}, %{{.*}}, %[[IL]], %{{.*}}]
+// NOBAND-DAG: tensor.extract %[[P2C]][%{{.*}}, %{{.*}}, %[[J]], %{{.*}}]
+// NOBAND-NOT: arith.select
+// NOBAND: rpe.yield
 // CHECK-LABEL: func.func @with_q_offset
 // CHECK: scf.for
 // CHECK-NOT: scf.for

@@ -300,7 +300,8 @@ func.func @key_row_window(%q: tensor<1x2x?x8xf32>, %ke: tensor<1x2x?x17xf32>, %n
 // permute-reads, query rows: a table row per query row read at the buckets
 // of (row, key) (c2p) is a gather across rows per key. In the key tiles that
 // are not uniform, each row reads the buckets of W keys at a time through a
-// row window (as above), the W×W blocks are transposed (three rounds of
+// row window (as above; a loop over key vectors and row vectors, the W rows
+// of a row vector unrolled), the W×W blocks are transposed (three rounds of
 // shuffles at 8 lanes) into a TK × TQ scratch buffer, and each key of the
 // whole vectors of keys reads one vector of it; the keys past them (a
 // partial last tile) gather as before. Uniform tiles are unchanged.
@@ -312,13 +313,14 @@ func.func @key_row_window(%q: tensor<1x2x?x8xf32>, %ke: tensor<1x2x?x17xf32>, %n
 // PERM: } else {
 // PERM: %[[WHOLE:.*]] = arith.muli %{{.*}}, %c8 : index
 // PERM: scf.for %[[G:.*]] = %c0 to %[[WHOLE]] step %c8 {
+// PERM: scf.for %[[C:.*]] = %c0 to %c{{[0-9]+}} step %c8 {
 // PERM:   vector.load %{{.*}} : memref<?x?xindex>, vector<8xindex>
 // PERM:   scf.if %{{.*}} -> (vector<8xf32>) {
 // PERM:     vector.gather
 // PERM:   } else {
 // PERM:     vector.load %{{.*}} : memref<1x2x?x17xf32>, vector<8xf32>
 // PERM-COUNT-24: vector.shuffle
-// PERM:   vector.store %{{.*}}, %[[SCRATCH]][%{{.*}}, %c0] : memref<64x16xf32>, vector<8xf32>
+// PERM:   vector.store %{{.*}}, %[[SCRATCH]][%{{.*}}, %[[C]]] : memref<64x16xf32>, vector<8xf32>
 // PERM: scf.for %{{.*}} = %c0 to %{{.*}} step %c{{[0-9]+}} iter_args
 // PERM: vector.load %[[SCRATCH]][%{{.*}}, %c0] : memref<64x16xf32>, vector<8xf32>
 // CHECK-LABEL: func.func @query_row_window
@@ -330,6 +332,28 @@ func.func @query_row_window(%q: tensor<1x2x?x8xf32>, %qe: tensor<1x2x?x17xf32>) 
     %bk = rpe.bucket %i, %j by clip<max_distance = 8>
     %g = tensor.extract %qe[%b, %h, %i, %bk] : tensor<1x2x?x17xf32>
     %r = arith.addf %s, %g : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x?x8xf32>
+}
+
+// -----
+
+// A key's uniform score_mod values (here a per-key table read) are computed
+// once per key, for its first row vector, and reused by the others: with
+// tile-q=16 at 8 lanes, the one-vector specialisation reads 8 + 1 (blocks
+// of 8 keys, then one at a time) and the two-vector one 4 + 1 (blocks of 4
+// keys × 2 vectors), 14 reads in all (19 if each row vector read its own).
+// CHECK-LABEL: func.func @per_key_values
+// CHECK-COUNT-14: memref.load %{{.*}} : memref<?xf32>
+// CHECK-NOT: memref.load %{{.*}} : memref<?xf32>
+// CHECK: return
+
+func.func @per_key_values(%q: tensor<1x2x?x8xf32>, %kb: tensor<?xf32>) -> tensor<1x2x?x8xf32> {
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %x = tensor.extract %kb[%j] : tensor<?xf32>
+    %r = arith.addf %s, %x : f32
     rpe.yield %r : f32
   }
   return %0 : tensor<1x2x?x8xf32>

@@ -91,10 +91,12 @@ SetVector<Value> headTables(AttentionOp op) {
 
 /// `source[offsets..., 0...]` with sizes 1 for the leading offsets and the
 /// full extent beyond; with `row0`, `rows` rows from it in the dimension
-/// after the leading ones.
+/// after the leading ones; with `column`, that one column of the last
+/// dimension.
 Value sliceLeading(OpBuilder &b, Location loc, Value source,
                    ArrayRef<Value> offsets, Value row0 = Value(),
-                   Value rows = Value()) {
+                   Value rows = Value(),
+                   std::optional<int64_t> column = std::nullopt) {
   auto type = cast<RankedTensorType>(source.getType());
   int64_t lead = static_cast<int64_t>(offsets.size());
   SmallVector<OpFoldResult> offs, sizes, strides;
@@ -108,6 +110,11 @@ Value sliceLeading(OpBuilder &b, Location loc, Value source,
     if (d == lead && row0) {
       offs.push_back(row0);
       sizes.push_back(rows);
+      continue;
+    }
+    if (d == type.getRank() - 1 && column) {
+      offs.push_back(b.getIndexAttr(*column));
+      sizes.push_back(b.getIndexAttr(1));
       continue;
     }
     offs.push_back(b.getIndexAttr(0));
@@ -135,16 +142,83 @@ SetVector<Value> rowTables(AttentionOp op, const SetVector<Value> &tables) {
   return rows;
 }
 
+/// For a Toeplitz bucketing that saturates: the distance M from which the
+/// bucket of i - j is constant, with its two values (i - j >= M, i - j <=
+/// -M). Clip, T5 and Log buckets are monotonic in the distance on each side
+/// and clamped: M is found by a scan up to 2^16.
+struct Saturation {
+  int64_t distance, after, before;
+};
+std::optional<Saturation> saturation(BucketingAttrInterface bucketing) {
+  if (!isa<ClipBucketingAttr, T5BucketingAttr, LogBucketingAttr>(bucketing))
+    return std::nullopt;
+  constexpr int64_t kLimit = int64_t(1) << 16;
+  Saturation s{0, bucketing.bucket(kLimit, 0), bucketing.bucket(0, kLimit)};
+  if (s.after != bucketing.bucket(kLimit << 8, 0) ||
+      s.before != bucketing.bucket(0, kLimit << 8))
+    return std::nullopt;
+  for (int64_t d = kLimit - 1; d >= 0; --d)
+    if (bucketing.bucket(d, 0) != s.after ||
+        bucketing.bucket(0, d) != s.before) {
+      s.distance = d + 1;
+      break;
+    }
+  // A bucket that is the same everywhere gains nothing from a band.
+  if (s.distance < 1 || s.distance >= kLimit / 2)
+    return std::nullopt;
+  return s;
+}
+
+/// The tables of `tables` that `score_mod` reads at the key position and a
+/// bucket of (i, j) that saturates (`%T[.., .., %j, rpe.bucket %i, %j]`,
+/// p2c): per block of query rows, only the keys whose buckets the block's
+/// rows tell apart need their rows; the others read one of two columns.
+DenseMap<Value, Saturation> keyBandTables(AttentionOp op,
+                                          const SetVector<Value> &tables) {
+  DenseMap<Value, Saturation> bands;
+  Block &block = op.getScoreMod().front();
+  Value iArg = block.getArgument(3), jArg = block.getArgument(4);
+  for (Value t : tables) {
+    std::optional<Saturation> common;
+    bool fits = true;
+    for (Operation *user : t.getUsers()) {
+      ValueRange idx = cast<tensor::ExtractOp>(user).getIndices();
+      auto bucket = idx.back().getDefiningOp<BucketOp>();
+      std::optional<Saturation> s;
+      if (idx.size() == 4 && idx[2] == jArg && bucket &&
+          bucket.getI() == iArg && bucket.getJ() == jArg &&
+          bucket.getBucketing().isToeplitz())
+        s = saturation(bucket.getBucketing());
+      if (!s || (common &&
+                 (common->distance != s->distance ||
+                  common->after != s->after || common->before != s->before))) {
+        fits = false;
+        break;
+      }
+      common = s;
+    }
+    auto type = cast<RankedTensorType>(t.getType());
+    if (fits && common && type.getRank() == 4 &&
+        common->after < type.getShape().back() &&
+        common->before < type.getShape().back() && common->after >= 0 &&
+        common->before >= 0)
+      bands[t] = *common;
+  }
+  return bands;
+}
+
 /// `table`'s slice for (b0, h) (and rows [row0, row0 + rows) with `row0`),
 /// computed by its producer tiled to it; failure if the producer does not
 /// tile to one value (not expected after headTables' checks).
 FailureOr<Value> tileTable(RewriterBase &rewriter, Location loc, Value table,
                            Value b, Value h, Value row0 = Value(),
-                           Value rows = Value()) {
+                           Value rows = Value(),
+                           std::optional<int64_t> column = std::nullopt) {
   auto type = cast<RankedTensorType>(table.getType());
   Value b0 = type.getDimSize(0) == 1 ? indexConst(rewriter, loc, 0) : b;
   auto slice = cast<tensor::ExtractSliceOp>(
-      sliceLeading(rewriter, loc, table, {b0, h}, row0, rows).getDefiningOp());
+      sliceLeading(rewriter, loc, table, {b0, h}, row0, rows, column)
+          .getDefiningOp());
   FailureOr<TilingResult> tiled = tensor::replaceExtractSliceWithTiledProducer(
       rewriter, slice, cast<OpResult>(table));
   if (failed(tiled) || tiled->tiledValues.size() != 1)
@@ -156,12 +230,14 @@ FailureOr<Value> tileTable(RewriterBase &rewriter, Location loc, Value table,
 
 struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
   SplitAttentionHeads(MLIRContext *ctx, int64_t minTableColumns,
-                      bool parallelHeads, int64_t queryBlock)
+                      bool parallelHeads, int64_t queryBlock, bool keyBand)
       : OpRewritePattern(ctx), minTableColumns(minTableColumns),
-        parallelHeads(parallelHeads), queryBlock(queryBlock) {}
+        parallelHeads(parallelHeads), queryBlock(queryBlock), keyBand(keyBand) {
+  }
   int64_t minTableColumns;
   bool parallelHeads;
   int64_t queryBlock;
+  bool keyBand;
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -225,14 +301,38 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     // Tables read at the query position, per block of query rows (one
     // head after another only: a parallel loop holds a head per thread).
     SetVector<Value> blockTables;
-    if (!parallelHeads && queryBlock > 0 && !op.getQOffset())
+    DenseMap<Value, Saturation> bandTables;
+    if (!parallelHeads && queryBlock > 0 && !op.getQOffset()) {
       blockTables = rowTables(op, tables);
+      if (keyBand)
+        bandTables = keyBandTables(op, tables);
+    }
     // Each other table's slice for (b, h), computed by its producer tiled
-    // to it.
+    // to it; a key-band table's two saturated columns.
     DenseSet<Value> tiledTables;
+    // Per key-band table: the columns read before (i - j >= M) and after
+    // (i - j <= -M) the band.
+    DenseMap<Value, std::pair<Value, Value>> edgeTiles;
     for (Value table : tables) {
       if (blockTables.contains(table))
         continue;
+      if (auto band = bandTables.find(table); band != bandTables.end()) {
+        FailureOr<Value> before = tileTable(rewriter, loc, table, b, h, Value(),
+                                            Value(), band->second.after);
+        FailureOr<Value> after = failure();
+        if (succeeded(before))
+          after = tileTable(rewriter, loc, table, b, h, Value(), Value(),
+                            band->second.before);
+        if (failed(after)) {
+          rewriter.eraseOp(loop);
+          return rewriter.notifyMatchFailure(op,
+                                             "cannot tile a table producer");
+        }
+        edgeTiles[table] = {*before, *after};
+        tiledTables.insert(*before);
+        tiledTables.insert(*after);
+        continue;
+      }
       FailureOr<Value> tile = tileTable(rewriter, loc, table, b, h);
       if (failed(tile)) {
         // Leave the IR as it was.
@@ -248,7 +348,13 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     scf::ForOp blockLoop;
     Value row0;
     DenseSet<Value> rowTiles;
-    if (!blockTables.empty()) {
+    // Per key-band tile: its first key, its number of keys and the table's
+    // two edge columns.
+    struct BandTile {
+      Value start, length, before, after;
+    };
+    DenseMap<Value, BandTile> bandTiles;
+    if (!blockTables.empty() || !bandTables.empty()) {
       Value lq = dims.lq;
       Value step = indexConst(rewriter, loc, queryBlock);
       blockLoop =
@@ -270,6 +376,36 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         map.map(table, *tile);
         tiledTables.insert(*tile);
         rowTiles.insert(*tile);
+      }
+      // Key-band tables: the keys j with -M < i - j < M for a row i of the
+      // block, [row0 - M + 1, row0 + rows + M - 1), within a band of
+      // min(query-block + 2M - 2, Lk) keys that starts there, or earlier to
+      // end at Lk: every block's band has the same size, so that the
+      // allocation of one block's is reused by the next.
+      for (auto &[table, band] : bandTables) {
+        Value m1 = indexConst(rewriter, loc, band.distance - 1);
+        Value lk = dims.lk;
+        Value length = arith::MinSIOp::create(
+            rewriter, loc,
+            indexConst(rewriter, loc, queryBlock + 2 * (band.distance - 1)),
+            lk);
+        Value start = arith::MaxSIOp::create(
+            rewriter, loc,
+            arith::MinSIOp::create(
+                rewriter, loc, arith::SubIOp::create(rewriter, loc, row0, m1),
+                arith::SubIOp::create(rewriter, loc, lk, length)),
+            zero);
+        FailureOr<Value> tile =
+            tileTable(rewriter, loc, table, b, h, start, length);
+        if (failed(tile)) {
+          rewriter.eraseOp(loop);
+          return rewriter.notifyMatchFailure(op,
+                                             "cannot tile a table producer");
+        }
+        map.map(table, *tile);
+        tiledTables.insert(*tile);
+        auto [before, after] = edgeTiles.lookup(table);
+        bandTiles[*tile] = {start, length, before, after};
       }
     }
 
@@ -298,10 +434,46 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       });
     }
 
+    // Key-band reads: %T[.., .., %j, %bk] -> the band's row %j - start when
+    // %j is in the band, else the edge column of its side.
+    SmallVector<tensor::ExtractOp> bandReads;
+    block.walk([&](tensor::ExtractOp e) {
+      if (bandTiles.count(e.getTensor()))
+        bandReads.push_back(e);
+    });
+    for (tensor::ExtractOp read : bandReads) {
+      BandTile band = bandTiles.lookup(read.getTensor());
+      rewriter.setInsertionPoint(read);
+      Location rl = read.getLoc();
+      ValueRange idx = read.getIndices();
+      Value j = idx[2];
+      Value local = arith::SubIOp::create(rewriter, rl, j, band.start);
+      Value inBand = arith::CmpIOp::create(
+          rewriter, rl, arith::CmpIPredicate::ult, local, band.length);
+      Value row = arith::SelectOp::create(rewriter, rl, inBand, local, zero);
+      Value before = arith::CmpIOp::create(
+          rewriter, rl, arith::CmpIPredicate::slt, j, band.start);
+      Value c0 = indexConst(rewriter, rl, 0);
+      Value edgeBefore = tensor::ExtractOp::create(
+          rewriter, rl, band.before, ValueRange{idx[0], idx[1], j, c0});
+      Value edgeAfter = tensor::ExtractOp::create(
+          rewriter, rl, band.after, ValueRange{idx[0], idx[1], j, c0});
+      Value edge =
+          arith::SelectOp::create(rewriter, rl, before, edgeBefore, edgeAfter);
+      rewriter.modifyOpInPlace(
+          read, [&] { read.getIndicesMutable()[2].assign(row); });
+      rewriter.setInsertionPointAfter(read);
+      Value value =
+          arith::SelectOp::create(rewriter, rl, inBand, read.getResult(), edge);
+      rewriter.replaceAllUsesExcept(read.getResult(), value,
+                                    value.getDefiningOp());
+    }
+
     if (row0) {
       // The block's tables start at row row0: %i (the query position, the
       // same as before with q_offset = row0) reads row %i - row0.
       Value iArg = block.getArgument(3);
+      rewriter.setInsertionPointToStart(&block);
       auto local = arith::SubIOp::create(rewriter, loc, iArg, row0);
       rewriter.replaceUsesWithIf(iArg, local, [&](OpOperand &use) {
         auto extract = dyn_cast<tensor::ExtractOp>(use.getOwner());
@@ -345,6 +517,26 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
   }
 };
 
+/// extract_slice(fill(%cst, empty)) -> fill(%cst, extract_slice(empty)),
+/// whatever else uses the fill (upstream's swap wants one use): a table's
+/// zero init shared by its per-block band and its edge columns.
+struct SliceOfEmptyFill : OpRewritePattern<tensor::ExtractSliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(tensor::ExtractSliceOp slice,
+                                PatternRewriter &rewriter) const override {
+    auto fill = slice.getSource().getDefiningOp<linalg::FillOp>();
+    if (!fill || !fill.getOutputs().front().getDefiningOp<tensor::EmptyOp>())
+      return failure();
+    auto init = tensor::ExtractSliceOp::create(
+        rewriter, slice.getLoc(), slice.getType(), fill.getOutputs().front(),
+        slice.getMixedOffsets(), slice.getMixedSizes(),
+        slice.getMixedStrides());
+    rewriter.replaceOpWithNewOp<linalg::FillOp>(slice, fill.getInputs(),
+                                                ValueRange{init.getResult()});
+    return success();
+  }
+};
+
 struct RPESplitAttentionHeadsPass
     : rpe::impl::RPESplitAttentionHeadsPassBase<RPESplitAttentionHeadsPass> {
   using Base::Base;
@@ -359,7 +551,7 @@ struct RPESplitAttentionHeadsPass
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     populateRPESplitAttentionHeadsPatterns(patterns, minTableColumns,
-                                           parallelHeads, queryBlock);
+                                           parallelHeads, queryBlock, keyBand);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // The whole tables are dead once the sizes of their slices no longer
@@ -367,7 +559,7 @@ struct RPESplitAttentionHeadsPass
     // empty slice, so that nothing of the whole table is left.
     RewritePatternSet cleanup(ctx);
     tensor::DimOp::getCanonicalizationPatterns(cleanup, ctx);
-    linalg::populateSwapExtractSliceWithFillPatterns(cleanup);
+    cleanup.add<SliceOfEmptyFill>(ctx);
     tensor::populateFoldTensorEmptyPatterns(cleanup);
     if (failed(applyPatternsGreedily(getOperation(), std::move(cleanup))))
       signalPassFailure();
@@ -378,7 +570,7 @@ struct RPESplitAttentionHeadsPass
 
 void mlir::rpe::populateRPESplitAttentionHeadsPatterns(
     RewritePatternSet &patterns, int64_t minTableColumns, bool parallelHeads,
-    int64_t queryBlock) {
+    int64_t queryBlock, bool keyBand) {
   patterns.add<SplitAttentionHeads>(patterns.getContext(), minTableColumns,
-                                    parallelHeads, queryBlock);
+                                    parallelHeads, queryBlock, keyBand);
 }

@@ -230,6 +230,12 @@ private:
   /// While building a key whose row reads are in the scratch buffers: its
   /// row there.
   Value scratchKey;
+  /// vectorizeScore: the uniform score_mod values of key `perKeyKey`,
+  /// computed for its first row vector and reused by the others.
+  DenseMap<Value, Value> perKeyScalars;
+  Value perKeyKey;
+  bool sharePerKey = false;
+
   void findRowReads();
   /// The kernel's scalar for a score_mod value that is the same for the
   /// whole tile (b, h, values from outside, constants).
@@ -529,44 +535,49 @@ void KernelBuilder::buildRowReads(OpBuilder &b, int64_t numChunks, Value k0,
   Value allLanes =
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(maskType, true));
   auto idxVec = VectorType::get({w}, b.getIndexType());
+  // Loops over key vectors and row vectors (not unrolled: the code is W
+  // row reads and one transpose).
   scf::ForOp::create(
       b, loc, cIdx(b, 0), keys, cIdx(b, w), ValueRange{},
-      [&](OpBuilder &nb, Location, Value g, ValueRange) {
-        Value jLast = add(nb, add(nb, k0, g), cIdx(nb, w - 1));
-        Value lastRow = sub(nb, tq, cIdx(nb, 1));
+      [&](OpBuilder &gb, Location, Value g, ValueRange) {
+        Value jLast = add(gb, add(gb, k0, g), cIdx(gb, w - 1));
+        Value lastRow = sub(gb, tq, cIdx(gb, 1));
         for (RowRead &r : rowReads) {
           Value table = bufferOf(r.read.getTensor());
           Value diagonal = bufferOf(r.diagonal);
           SmallVector<Value> lead;
           for (Value v : r.lead)
-            lead.push_back(uniformScalar(nb, v));
-          Value diagLead = uniformScalar(nb, r.diagLead);
-          Value shift = uniformScalar(nb, r.shift);
+            lead.push_back(uniformScalar(gb, v));
+          Value diagLead = uniformScalar(gb, r.diagLead);
+          Value shift = uniformScalar(gb, r.shift);
           Value rowOffset =
-              r.rowOffset ? uniformScalar(nb, r.rowOffset) : Value();
-          for (int64_t c = 0; c < numChunks; ++c) {
-            // Row l's values at keys jLast - m, m = 0 .. W-1: its buckets
-            // are the diagonals from (row, jLast) up.
-            SmallVector<Value> rows;
-            for (int64_t l = 0; l < w; ++l) {
-              Value pos =
-                  add(nb, qPos0, minI(nb, cIdx(nb, c * w + l), lastRow));
-              Value start = add(nb, sub(nb, pos, jLast), shift);
-              Value buckets = vector::LoadOp::create(
-                  nb, loc, idxVec, diagonal, ValueRange{diagLead, start});
-              SmallVector<Value> at(lead);
-              at.push_back(rowOffset ? sub(nb, pos, rowOffset) : pos);
-              rows.push_back(
-                  rowWindowRead(nb, table, at, buckets, c, allLanes));
-            }
-            SmallVector<Value> columns = transpose(nb, rows);
-            for (int64_t m = 0; m < w; ++m)
-              vector::StoreOp::create(
-                  nb, loc, columns[m], r.scratch,
-                  ValueRange{add(nb, g, cIdx(nb, w - 1 - m)), cIdx(nb, c * w)});
-          }
+              r.rowOffset ? uniformScalar(gb, r.rowOffset) : Value();
+          scf::ForOp::create(
+              gb, loc, cIdx(gb, 0), cIdx(gb, numChunks * w), cIdx(gb, w),
+              ValueRange{}, [&](OpBuilder &cb, Location, Value c0, ValueRange) {
+                // Row l's values at keys jLast - m, m = 0 .. W-1: its
+                // buckets are the diagonals from (row, jLast) up.
+                SmallVector<Value> rows;
+                for (int64_t l = 0; l < w; ++l) {
+                  Value pos = add(cb, qPos0,
+                                  minI(cb, add(cb, c0, cIdx(cb, l)), lastRow));
+                  Value start = add(cb, sub(cb, pos, jLast), shift);
+                  Value buckets = vector::LoadOp::create(
+                      cb, loc, idxVec, diagonal, ValueRange{diagLead, start});
+                  SmallVector<Value> at(lead);
+                  at.push_back(rowOffset ? sub(cb, pos, rowOffset) : pos);
+                  rows.push_back(
+                      rowWindowRead(cb, table, at, buckets, 0, allLanes));
+                }
+                SmallVector<Value> columns = transpose(cb, rows);
+                for (int64_t m = 0; m < w; ++m)
+                  vector::StoreOp::create(
+                      cb, loc, columns[m], r.scratch,
+                      ValueRange{add(cb, g, cIdx(cb, w - 1 - m)), c0});
+                scf::YieldOp::create(cb, loc);
+              });
         }
-        scf::YieldOp::create(nb, loc);
+        scf::YieldOp::create(gb, loc);
       });
 }
 
@@ -649,11 +660,30 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
   bool varying =
       llvm::any_of(inner.getOperands(), [&](Value v) { return !uniform(v); });
   if (!varying) {
-    // Uniform across lanes: scalars (per key; what depends on the key
-    // neither is computed once per tile, see hoistTileInvariants).
+    // Uniform across lanes: scalars (per key, once for all row vectors;
+    // what depends on the key neither is computed once per tile, see
+    // hoistTileInvariants).
+    // Shared only when it depends on the key and on values of the whole
+    // tile, not on the row vector (a uniform `i floordiv c` does).
+    Block &block = op.getScoreMod().front();
+    bool perKey =
+        sharePerKey && llvm::all_of(inner.getOperands(), [&](Value v) {
+          return !lanes.region->isAncestor(v.getParentRegion()) ||
+                 v == block.getArgument(1) || v == block.getArgument(2) ||
+                 v == block.getArgument(4) || tileInvariants.count(v) ||
+                 tileScalars.count(v) || perKeyScalars.count(v);
+        });
+    if (perKey && inner.getNumResults() == 1)
+      if (Value known = perKeyScalars.lookup(inner.getResult(0))) {
+        lanes.scalar[inner.getResult(0)] = known;
+        return;
+      }
     Operation *clone = cloneScalar(b, inner, scalarOf);
-    for (auto [from, to] : llvm::zip(inner.getResults(), clone->getResults()))
+    for (auto [from, to] : llvm::zip(inner.getResults(), clone->getResults())) {
       lanes.scalar[from] = to;
+      if (perKey)
+        perKeyScalars[from] = to;
+    }
     return;
   }
 
@@ -869,6 +899,13 @@ Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
       keyTileLanes.empty() ? initialLanes(b, chunk) : keyTileLanes[chunk];
   lanes.vector[block.getArgument(0)] = s;
   lanes.scalar[block.getArgument(4)] = key;
+  // The row vectors of one key share its uniform values (computed for the
+  // first).
+  if (key != perKeyKey) {
+    perKeyScalars.clear();
+    perKeyKey = key;
+  }
+  sharePerKey = true;
   for (Operation &inner : block.without_terminator()) {
     if (inner.getNumResults() != 0) {
       Value first = inner.getResult(0);
@@ -878,6 +915,7 @@ Value KernelBuilder::vectorizeScore(OpBuilder &b, Value s, Value key,
     }
     evaluate(b, lanes, inner);
   }
+  sharePerKey = false;
   auto yield = cast<YieldOp>(block.getTerminator());
   return lanesVector(b, lanes, yield.getValues().front());
 }
@@ -1047,22 +1085,28 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
                     std::min<int64_t>(16, block * maxChunks / numChunks));
   };
   int64_t rk = scaled(opts.keyBlock);
-  // Keys [lo, hi) of the tile: blocks of rk keys, then one at a time.
-  auto keyLoops = [&](Value lo, Value hi, ValueRange maxima,
-                      bool fromScratch) -> SmallVector<Value> {
-    Value main =
-        add(b, lo,
-            mul(b, arith::DivUIOp::create(b, loc, sub(b, hi, lo), cIdx(b, rk)),
-                cIdx(b, rk)));
-    auto blocks = scf::ForOp::create(
-        b, loc, lo, main, cIdx(b, rk), maxima,
-        [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
-          scf::YieldOp::create(
-              nb, loc,
-              buildKeyBlock(nb, numChunks, rk, k0, jb, mx, fromScratch));
-        });
+  // Keys [lo, hi) of the tile: blocks of rk keys (with `blocks`), then one
+  // at a time.
+  auto keyLoops = [&](Value lo, Value hi, ValueRange maxima, bool fromScratch,
+                      bool blocks) -> SmallVector<Value> {
+    SmallVector<Value> mx(maxima);
+    Value main = lo;
+    if (blocks) {
+      main = add(
+          b, lo,
+          mul(b, arith::DivUIOp::create(b, loc, sub(b, hi, lo), cIdx(b, rk)),
+              cIdx(b, rk)));
+      auto blockLoop = scf::ForOp::create(
+          b, loc, lo, main, cIdx(b, rk), maxima,
+          [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
+            scf::YieldOp::create(
+                nb, loc,
+                buildKeyBlock(nb, numChunks, rk, k0, jb, mx, fromScratch));
+          });
+      mx = blockLoop.getResults();
+    }
     auto rest = scf::ForOp::create(
-        b, loc, main, hi, cIdx(b, 1), blocks.getResults(),
+        b, loc, main, hi, cIdx(b, 1), mx,
         [&](OpBuilder &nb, Location, Value jb, ValueRange mx) {
           scf::YieldOp::create(
               nb, loc,
@@ -1078,10 +1122,14 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
     Value whole =
         mul(b, arith::DivUIOp::create(b, loc, tk, cIdx(b, w)), cIdx(b, w));
     buildRowReads(b, numChunks, k0, whole);
-    tileMaxima = keyLoops(cIdx(b, 0), whole, maxInit, /*fromScratch=*/true);
-    tileMaxima = keyLoops(whole, tk, tileMaxima, /*fromScratch=*/false);
+    tileMaxima = keyLoops(cIdx(b, 0), whole, maxInit, /*fromScratch=*/true,
+                          /*blocks=*/true);
+    // Fewer than W keys: one at a time.
+    tileMaxima = keyLoops(whole, tk, tileMaxima, /*fromScratch=*/false,
+                          /*blocks=*/false);
   } else {
-    tileMaxima = keyLoops(cIdx(b, 0), tk, maxInit, /*fromScratch=*/false);
+    tileMaxima = keyLoops(cIdx(b, 0), tk, maxInit, /*fromScratch=*/false,
+                          /*blocks=*/true);
   }
   // Online softmax, element-wise per query lane.
   SmallVector<Value> alpha, mSafe, sumInit;

@@ -536,8 +536,15 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     block of `query-block` query rows, the attention running on the block
     at `q_offset` = its first row (not for an attention with a q_offset);
     `parallel-heads=1` builds an `scf.forall` instead, each thread with
-    its head's whole tables. DeBERTa at L = 8192, H = 8: 16 MiB of p2c and
-    1 MiB of c2p instead of 256 MiB, read right after they are written.
+    its head's whole tables. With query blocks, a table read at the key
+    position and a bucket of (i, j) that saturates beyond a distance M
+    (`%T[.., .., %j, rpe.bucket %i, %j]` with clip, t5 or log buckets: p2c)
+    is computed per block for the keys [row0 - M + 1, row0 + rows + M - 1)
+    only (`key-band`); the keys before and after them read the table's
+    column of the saturated bucket of their side, computed once per head
+    (`score_mod` selects between the three). DeBERTa at L = 8192, H = 8:
+    4 MiB of c2p and 6 MiB of p2c per block of 2048 rows instead of 256
+    MiB of tables, read right after they are written.
     Other
     uses of `%b`, `%h` in `score_mod` see the global indices. Attentions
     with a dense `bias` operand, or whose tables are read otherwise, are
@@ -555,9 +562,14 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     Option<"parallelHeads", "parallel-heads", "bool", /*default=*/"false",
            "An scf.forall over (batch, head) (each thread its own head and "
            "tables) instead of an scf.for (the threads share one head)">,
-    Option<"queryBlock", "query-block", "int64_t", /*default=*/"512",
+    Option<"queryBlock", "query-block", "int64_t", /*default=*/"2048",
            "With an scf.for over heads: tables read at the query position "
            "are computed per block of this many query rows (0: per head)">,
+    Option<"keyBand", "key-band", "bool", /*default=*/"true",
+           "With query blocks: tables read at the key position through a "
+           "Toeplitz bucket that saturates are computed per block for the "
+           "keys whose buckets its rows tell apart, plus the table's two "
+           "saturated columns per head">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",

@@ -112,7 +112,8 @@ void populateRPENormalizeAttentionPatterns(RewritePatternSet &patterns);
 void populateRPESplitAttentionHeadsPatterns(RewritePatternSet &patterns,
                                             int64_t minTableColumns,
                                             bool parallelHeads,
-                                            int64_t queryBlock);
+                                            int64_t queryBlock,
+                                            bool keyBand = true);
 
 /// Patterns of rpe-legalize-math that rewrite math ops convert-math-to-llvm
 /// cannot lower into ones it can (f32 erf/erfc polynomials, isinf,
