@@ -338,3 +338,72 @@ func.func @with_q_offset(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %pk
   }
   return %0 : tensor<1x2x?x16xf32>
 }
+
+// -----
+
+// The key band for clip and t5 buckets: clip<64> saturates from |i - j| =
+// 64 (columns 128 before the band, 0 after; bands of 2048 + 2·63 keys);
+// t5<32, 128, bidirectional> from 91 (HF's log buckets reach 15 / 31
+// before max_distance; bands of 2048 + 2·90). The t5 table has 32 columns:
+// split only with min-table-columns=8.
+// CHECK-LABEL: func.func @band_clip
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, 128] [1, 16, 1]
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}, 0, 0] [1, 16, 1]
+// CHECK: scf.for
+// CHECK: arith.minsi %{{.*}}, %c2174 : index
+// CHECK: arith.subi %{{.*}}, %c63 : index
+// CHECK-LABEL: func.func @band_t5
+// CHECK-NOT: scf.for
+// NARROW-LABEL: func.func @band_t5
+// NARROW: tensor.extract_slice %{{.*}}[%{{.*}}, 0, 15] [1, 16, 1]
+// NARROW: tensor.extract_slice %{{.*}}[%{{.*}}, 0, 31] [1, 16, 1]
+// NARROW: scf.for
+// NARROW: arith.minsi %{{.*}}, %c2228 : index
+// NARROW: arith.subi %{{.*}}, %c90 : index
+
+#kq = affine_map<(b, h, i, d, n) -> (b, h, i, d)>
+#kp = affine_map<(b, h, i, d, n) -> (h, d, n)>
+#ko = affine_map<(b, h, i, d, n) -> (b, h, i, n)>
+func.func @band_clip(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %pq: tensor<2x16x129xf32>) -> tensor<1x2x?x16xf32> {
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %lk = tensor.dim %k, %c2 : tensor<1x2x?x16xf32>
+  %e = tensor.empty(%lk) : tensor<1x2x?x129xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x?x129xf32>) -> tensor<1x2x?x129xf32>
+  %p2c = linalg.generic {indexing_maps = [#kq, #kp, #ko], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%k, %pq : tensor<1x2x?x16xf32>, tensor<2x16x129xf32>) outs(%f : tensor<1x2x?x129xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x?x129xf32>
+  %0 = rpe.attention %q, %k, %k : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by clip<max_distance = 64>
+    %y = tensor.extract %p2c[%b, %h, %j, %bk] : tensor<1x2x?x129xf32>
+    %r = arith.addf %s, %y : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x?x16xf32>
+}
+
+func.func @band_t5(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %pq: tensor<2x16x32xf32>) -> tensor<1x2x?x16xf32> {
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %lk = tensor.dim %k, %c2 : tensor<1x2x?x16xf32>
+  %e = tensor.empty(%lk) : tensor<1x2x?x32xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x?x32xf32>) -> tensor<1x2x?x32xf32>
+  %p2c = linalg.generic {indexing_maps = [#kq, #kp, #ko], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%k, %pq : tensor<1x2x?x16xf32>, tensor<2x16x32xf32>) outs(%f : tensor<1x2x?x32xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x?x32xf32>
+  %0 = rpe.attention %q, %k, %k : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by t5<num_buckets = 32, max_distance = 128, bidirectional = true>
+    %y = tensor.extract %p2c[%b, %h, %j, %bk] : tensor<1x2x?x32xf32>
+    %r = arith.addf %s, %y : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x?x16xf32>
+}
