@@ -240,8 +240,8 @@ func.func @dense_bias(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>, %bias: t
 // CHECK: scf.for %[[R0:[a-z0-9_]+]] =
 // CHECK: %[[C2P:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x128xf32>)
 // CHECK: %[[LEN:.*]] = arith.minsi %[[LK:.*]], %c2302 : index
-// CHECK: %[[LAST:.*]] = arith.subi %[[LK]], %[[LEN]] : index
 // CHECK: %[[FROM:.*]] = arith.subi %[[R0]], %c127 : index
+// CHECK: %[[LAST:.*]] = arith.subi %[[LK]], %[[LEN]] : index
 // CHECK: %[[S0:.*]] = arith.minsi %[[FROM]], %[[LAST]] : index
 // CHECK: %[[START:.*]] = arith.maxsi %[[S0]], %c0 : index
 // CHECK: tensor.extract_slice %arg1[0, %{{.*}}, %[[START]], 0] [1, 1, %[[LEN]], 16]

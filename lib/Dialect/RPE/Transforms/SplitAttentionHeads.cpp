@@ -389,12 +389,11 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
             rewriter, loc,
             indexConst(rewriter, loc, queryBlock + 2 * (band.distance - 1)),
             lk);
+        Value from = arith::SubIOp::create(rewriter, loc, row0, m1);
+        Value lastStart = arith::SubIOp::create(rewriter, loc, lk, length);
         Value start = arith::MaxSIOp::create(
             rewriter, loc,
-            arith::MinSIOp::create(
-                rewriter, loc, arith::SubIOp::create(rewriter, loc, row0, m1),
-                arith::SubIOp::create(rewriter, loc, lk, length)),
-            zero);
+            arith::MinSIOp::create(rewriter, loc, from, lastStart), zero);
         FailureOr<Value> tile =
             tileTable(rewriter, loc, table, b, h, start, length);
         if (failed(tile)) {

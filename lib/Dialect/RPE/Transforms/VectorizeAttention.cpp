@@ -405,16 +405,19 @@ Value KernelBuilder::rowWindowRead(OpBuilder &b, Value buffer,
   // along the lanes), moved left so that it ends inside the row.
   Value first = vector::ExtractOp::create(b, loc, columns, int64_t(0));
   Value last = vector::ExtractOp::create(b, loc, columns, w - 1);
-  Value lo = maxI(
-      b, minI(b, minI(b, first, last), cIdx(b, type.getShape().back() - w)),
-      cIdx(b, 0));
+  // (One op per statement: the order of the IR does not depend on the
+  // order in which the C++ compiler evaluates arguments.)
+  Value lowest = minI(b, first, last);
+  Value lastStart = cIdx(b, type.getShape().back() - w);
+  Value lo = maxI(b, minI(b, lowest, lastStart), cIdx(b, 0));
   // Lane offsets in the window, as 32-bit lanes (the form LLVM's x86
   // backend turns into vpermps).
   Type i32 = b.getI32Type();
   auto vecI32 = VectorType::get({w}, i32);
-  Value rel = arith::SubIOp::create(
-      b, loc, arith::IndexCastOp::create(b, loc, vecI32, columns),
-      bcast(b, arith::IndexCastOp::create(b, loc, i32, lo)));
+  Value lo32 = arith::IndexCastOp::create(b, loc, i32, lo);
+  Value start = bcast(b, lo32);
+  Value columns32 = arith::IndexCastOp::create(b, loc, vecI32, columns);
+  Value rel = arith::SubIOp::create(b, loc, columns32, start);
   Value outside = arith::CmpIOp::create(
       b, loc, arith::CmpIPredicate::uge, rel,
       bcast(b, arith::ConstantIntOp::create(b, loc, i32, w)));
