@@ -310,6 +310,22 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     // Each other table's slice for (b, h), computed by its producer tiled
     // to it; a key-band table's two saturated columns.
     DenseSet<Value> tiledTables;
+    // `table`'s tile (see tileTable), recorded in tiledTables; null if the
+    // producer does not tile, after which the pattern gives up.
+    auto tile = [&](Value table, Value row0 = Value(), Value rows = Value(),
+                    std::optional<int64_t> column = std::nullopt) -> Value {
+      FailureOr<Value> t =
+          tileTable(rewriter, loc, table, b, h, row0, rows, column);
+      if (failed(t))
+        return Value();
+      tiledTables.insert(*t);
+      return *t;
+    };
+    auto giveUp = [&] {
+      // Leave the IR as it was.
+      rewriter.eraseOp(loop);
+      return rewriter.notifyMatchFailure(op, "cannot tile a table producer");
+    };
     // Per key-band table: the columns read before (i - j >= M) and after
     // (i - j <= -M) the band.
     DenseMap<Value, std::pair<Value, Value>> edgeTiles;
@@ -317,30 +333,19 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       if (blockTables.contains(table))
         continue;
       if (auto band = bandTables.find(table); band != bandTables.end()) {
-        FailureOr<Value> before = tileTable(rewriter, loc, table, b, h, Value(),
-                                            Value(), band->second.after);
-        FailureOr<Value> after = failure();
-        if (succeeded(before))
-          after = tileTable(rewriter, loc, table, b, h, Value(), Value(),
-                            band->second.before);
-        if (failed(after)) {
-          rewriter.eraseOp(loop);
-          return rewriter.notifyMatchFailure(op,
-                                             "cannot tile a table producer");
-        }
-        edgeTiles[table] = {*before, *after};
-        tiledTables.insert(*before);
-        tiledTables.insert(*after);
+        Value before = tile(table, Value(), Value(), band->second.after);
+        Value after = before
+                          ? tile(table, Value(), Value(), band->second.before)
+                          : Value();
+        if (!after)
+          return giveUp();
+        edgeTiles[table] = {before, after};
         continue;
       }
-      FailureOr<Value> tile = tileTable(rewriter, loc, table, b, h);
-      if (failed(tile)) {
-        // Leave the IR as it was.
-        rewriter.eraseOp(loop);
-        return rewriter.notifyMatchFailure(op, "cannot tile a table producer");
-      }
-      map.map(table, *tile);
-      tiledTables.insert(*tile);
+      Value headTile = tile(table);
+      if (!headTile)
+        return giveUp();
+      map.map(table, headTile);
     }
 
     // Blocks of query rows: q's rows and the row tables' rows of the block,
@@ -366,16 +371,11 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       map.map(op.getQ(),
               sliceLeading(rewriter, loc, op.getQ(), {b, h}, row0, rows));
       for (Value table : blockTables) {
-        FailureOr<Value> tile =
-            tileTable(rewriter, loc, table, b, h, row0, rows);
-        if (failed(tile)) {
-          rewriter.eraseOp(loop);
-          return rewriter.notifyMatchFailure(op,
-                                             "cannot tile a table producer");
-        }
-        map.map(table, *tile);
-        tiledTables.insert(*tile);
-        rowTiles.insert(*tile);
+        Value rowTile = tile(table, row0, rows);
+        if (!rowTile)
+          return giveUp();
+        map.map(table, rowTile);
+        rowTiles.insert(rowTile);
       }
       // Key-band tables: the keys j with -M < i - j < M for a row i of the
       // block, [row0 - M + 1, row0 + rows + M - 1), within a band of
@@ -394,17 +394,12 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         Value start = arith::MaxSIOp::create(
             rewriter, loc,
             arith::MinSIOp::create(rewriter, loc, from, lastStart), zero);
-        FailureOr<Value> tile =
-            tileTable(rewriter, loc, table, b, h, start, length);
-        if (failed(tile)) {
-          rewriter.eraseOp(loop);
-          return rewriter.notifyMatchFailure(op,
-                                             "cannot tile a table producer");
-        }
-        map.map(table, *tile);
-        tiledTables.insert(*tile);
+        Value bandTile = tile(table, start, length);
+        if (!bandTile)
+          return giveUp();
+        map.map(table, bandTile);
         auto [before, after] = edgeTiles.lookup(table);
-        bandTiles[*tile] = {start, length, before, after};
+        bandTiles[bandTile] = {start, length, before, after};
       }
     }
 
