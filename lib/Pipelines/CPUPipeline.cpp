@@ -277,6 +277,9 @@ void mlir::rpe::addCPULoweringPasses(OpPassManager &pm,
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
+  // The loop annotations of the attention kernel's loops (no LLVM
+  // unrolling) onto the latch branches' property, which becomes !llvm.loop.
+  pm.addPass(createRPEApplyLoopAnnotationsPass());
 }
 
 void mlir::rpe::registerPipelines() {

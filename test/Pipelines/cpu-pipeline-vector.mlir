@@ -10,6 +10,9 @@
 // RUN: rpe-compile %s --emit=asm --mcpu=skylake-avx512 -O3 -o - | FileCheck %s --check-prefix=AVX512
 // RUN: rpe-compile %s --emit=asm --mcpu=haswell -O3 -o - | FileCheck %s --check-prefix=AVX2
 // RUN: rpe-compile %s --emit=asm --mcpu=generic -O3 -o - | FileCheck %s --check-prefix=SSE
+// The kernel's loops reach LLVM IR with unrolling disabled (they are
+// register-blocked already; rpe-apply-loop-annotations).
+// RUN: rpe-compile %s --emit=llvm --mcpu=skylake-avx512 -O3 -o - | FileCheck %s --check-prefix=LOOPS
 
 // CHECK-LABEL: llvm.func internal @__rpe_attention(
 // W16: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
@@ -21,6 +24,11 @@
 // NOFMA-NOT: llvm.intr.fma
 // NOFMA: llvm.fmul %{{.*}}, %{{.*}} : vector<4xf32>
 // NOFMA-NOT: llvm.intr.fma
+
+// LOOPS-LABEL: define internal {{.*}} @__rpe_attention(
+// LOOPS: br i1 %{{.*}}, label %{{.*}}, label %{{.*}}, !llvm.loop ![[LOOP:[0-9]+]]
+// LOOPS: ![[LOOP]] = distinct !{![[LOOP]], ![[NOUNROLL:[0-9]+]]
+// LOOPS: ![[NOUNROLL]] = !{!"llvm.loop.unroll.disable"}
 
 // AVX512-LABEL: __rpe_attention:
 // AVX512: vfmadd{{[0-9]+}}ps {{.*}}%zmm

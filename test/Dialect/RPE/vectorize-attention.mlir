@@ -1,6 +1,7 @@
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16" | FileCheck %s
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention | FileCheck %s --check-prefix=W16
 // RUN: rpe-opt %s -rpe-vectorize-attention="prefetch=false" | FileCheck %s --check-prefix=NOPF
+// RUN: rpe-opt %s -rpe-vectorize-attention="llvm-unroll=1" | FileCheck %s --check-prefix=UNROLL
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16 permute-reads=1" | FileCheck %s --check-prefix=PERM
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=6" 2>&1 | FileCheck %s --check-prefix=BADW
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=8 tile-q=20" 2>&1 | FileCheck %s --check-prefix=BADQ
@@ -17,6 +18,12 @@
 // over the head dimension (vector.fma of a broadcast key element); the
 // softmax max is element-wise; exp is a polynomial (no math.exp is left);
 // nothing Lq×Lk (100×130) exists.
+// The kernel's loops carry an annotation that keeps LLVM from unrolling
+// them (the register blocks are unrolled already); with llvm-unroll=1 they
+// carry none.
+// CHECK: #[[NOUNROLL:.*]] = #llvm.loop_unroll<disable = true>
+// CHECK: #[[ANN:.*]] = #llvm.loop_annotation<unroll = #[[NOUNROLL]]>
+// UNROLL-NOT: llvm.loop_annotation
 // CHECK-LABEL: func.func @structure
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x4x100x64xf32>, %[[K:.*]]: tensor<2x2x130x64xf32>, %[[V:.*]]: tensor<2x2x130x32xf32>)
 // CHECK-NOT: 100x130
@@ -37,6 +44,7 @@
 // blocks take 8 keys (the accumulators of a full tile).
 // CHECK: scf.for %[[PD:.*]] = %c0 to %c64 step %c16 {
 // CHECK-NEXT: memref.prefetch %[[KB]][%[[B]], %{{.*}}, %[[PJ:.*]], %[[PD]]], read, locality<3>, data : memref<2x2x130x64xf32, strided<[16640, 8320, 64, 1], offset: ?>>
+// CHECK-NEXT: } {llvm.loop_annotation = #[[ANN]]}
 // CHECK: scf.for %[[PE:.*]] = %c0 to %c32 step %c16 {
 // CHECK-NEXT: memref.prefetch %[[VB]][%[[B]], %{{.*}}, %[[PJ]], %[[PE]]], read, locality<3>, data : memref<2x2x130x32xf32, strided<[8320, 4160, 32, 1], offset: ?>>
 // CHECK: scf.for {{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)

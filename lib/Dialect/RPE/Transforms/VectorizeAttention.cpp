@@ -32,6 +32,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
@@ -62,6 +63,9 @@ namespace {
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 /// exp(-64) = 1.6e-28.
 constexpr float kExpFlush = -64.0f;
+/// The discardable attribute of a scf.for that rpe-apply-loop-annotations
+/// carries into LLVM IR.
+constexpr llvm::StringLiteral kLoopAnnotation = "llvm.loop_annotation";
 
 /// Whether the kernel can evaluate `score_mod` lane by lane: every op has no
 /// region and only scalar (int, index, float) results.
@@ -1506,6 +1510,25 @@ void KernelBuilder::build() {
       rw.replaceOpWithNewOp<arith::AddFOp>(f, m, f.getC());
     }
   }
+  // The register blocks are unrolled here already: LLVM's runtime unrolling
+  // of these loops would copy each body several times over (half of the
+  // LLVM optimisation time of a module of attentions, a third more machine
+  // code).
+  if (!opts.llvmUnroll) {
+    MLIRContext *ctx = rw.getContext();
+    auto unroll = LLVM::LoopUnrollAttr::get(
+        ctx, /*disable=*/BoolAttr::get(ctx, true), IntegerAttr(), BoolAttr(),
+        BoolAttr(), LLVM::LoopAnnotationAttr(), LLVM::LoopAnnotationAttr(),
+        LLVM::LoopAnnotationAttr());
+    auto annotation = LLVM::LoopAnnotationAttr::get(
+        ctx, BoolAttr(), LLVM::LoopVectorizeAttr(), LLVM::LoopInterleaveAttr(),
+        unroll, LLVM::LoopUnrollAndJamAttr(), LLVM::LoopLICMAttr(),
+        LLVM::LoopDistributeAttr(), LLVM::LoopPipelineAttr(),
+        LLVM::LoopPeeledAttr(), LLVM::LoopUnswitchAttr(), BoolAttr(),
+        BoolAttr(), FusedLoc(), FusedLoc(), {});
+    kernel->walk(
+        [&](scf::ForOp loop) { loop->setAttr(kLoopAnnotation, annotation); });
+  }
 }
 
 scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
@@ -1682,6 +1705,7 @@ struct RPEVectorizeAttentionPass
     options.useFMA = fma;
     options.prefetch = prefetch;
     options.permuteReads = permuteReads;
+    options.llvmUnroll = llvmUnroll;
     if (failed(checkVectorizeAttentionOptions(options, [&] {
           return getOperation()->emitError() << "rpe-vectorize-attention: ";
         })))

@@ -44,6 +44,23 @@ def RPEInternalizeFunctionsPass
   }];
 }
 
+def RPEApplyLoopAnnotationsPass
+    : Pass<"rpe-apply-loop-annotations", "::mlir::ModuleOp"> {
+  let summary = "Move llvm.loop_annotation from a latch branch's attributes "
+                "into its loop_annotation property";
+  let description = [{
+    `scf-to-cf` moves the discardable attribute `llvm.loop_annotation` of a
+    `scf.for` onto the loop's latch branch and `convert-cf-to-llvm` keeps it
+    there as a discardable attribute of `llvm.br`, which the translation to
+    LLVM IR ignores: only the branch's `loop_annotation` property becomes
+    `!llvm.loop` metadata. This pass moves the attribute of every `llvm.br`
+    and `llvm.cond_br` into the property (one already set is kept). A value
+    that is not an `#llvm.loop_annotation` is an error. Runs after the
+    conversion to the LLVM dialect in `rpe-cpu-pipeline`, so that the
+    annotations of `rpe-vectorize-attention`'s loops reach LLVM.
+  }];
+}
+
 def RPENormalizeAttentionPass : Pass<"rpe-normalize-attention"> {
   let summary = "Rewrite front-end attention IR into the 4-D form "
                 "rpe-fuse-attention raises";
@@ -644,12 +661,16 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
            "a permute of its lanes (one vpermps on x86: AVX-512 at "
            "vector-width 16, AVX2 at 8) instead of a gather; per query row "
            "and W keys at a time, transposed, for a row per query row">,
+    Option<"llvmUnroll", "llvm-unroll", "bool", /*default=*/"false",
+           "Let LLVM unroll the kernel's loops (false: each scf.for of the "
+           "kernel carries llvm.loop_annotation<unroll disable>)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
-    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect", "::mlir::vector::VectorDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::LLVM::LLVMDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
+    "::mlir::vector::VectorDialect",
   ];
   let statistics = [
     Statistic<"numVectorized", "num-vectorized",

@@ -94,6 +94,11 @@ struct VectorizeAttentionOptions {
   /// (AVX-512 for 16 lanes, AVX2 for 8); false: gathers. For targets with a
   /// variable permute only.
   bool permuteReads = false;
+  /// Whether LLVM may unroll the kernel's loops. false: every scf.for of the
+  /// kernel carries `llvm.loop_annotation` with unroll disabled (the
+  /// register blocks are unrolled already; rpe-apply-loop-annotations
+  /// carries the annotation into LLVM IR).
+  bool llvmUnroll = false;
 };
 
 /// Checks the options; reports the first problem through `emit`.
