@@ -46,6 +46,9 @@ typedef struct {
   /// Nonzero (the default): f16 attention on tensor cores for the nvptx
   /// targets (mma.sync; the tensor-core kernel's vector form when emulated).
   int tensor_cores;
+  /// Nonzero: verify the IR after every pass of the pipeline (a debugging
+  /// aid; by default the input and the lowered result are verified).
+  int verify_each;
 } RpeCompileOptions;
 
 /// Version string of rpe and of the LLVM it is built against.

@@ -114,6 +114,7 @@ void rpeCompileOptionsInit(RpeCompileOptions *options) {
   options->tile_k = 64;
   options->chip = "sm_80";
   options->tensor_cores = 1;
+  options->verify_each = 0;
 }
 
 int rpeCompile(RpeContext *context, const char *text, size_t length,
@@ -148,6 +149,7 @@ int rpeCompile(RpeContext *context, const char *text, size_t length,
   opts.tileK = options->tile_k;
   opts.chip = options->chip ? options->chip : "sm_80";
   opts.tensorCores = options->tensor_cores != 0;
+  opts.verifyEach = options->verify_each != 0;
   std::optional<rpe::EmitKind> kind =
       rpe::parseEmitKind(options->emit ? options->emit : "");
   if (!kind) {

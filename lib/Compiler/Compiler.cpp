@@ -12,6 +12,7 @@
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
@@ -258,6 +259,13 @@ checkLowered(ModuleOp module, StringRef target,
   return failure(walk.wasInterrupted());
 }
 
+/// Without verification after every pass, the lowered module is verified
+/// once before it is translated.
+static LogicalResult verifyLowered(ModuleOp module,
+                                   const CompileOptions &options) {
+  return success(options.verifyEach || succeeded(verify(module)));
+}
+
 /// rpe-nvptx-pipeline with the device code in the format `options.emit`
 /// asks for. gpu-module-to-binary can report an error (a missing libdevice)
 /// and still succeed: any error diagnostic fails the compilation.
@@ -277,6 +285,7 @@ static LogicalResult lowerForNVPTX(ModuleOp module,
       parseChipVersion(options.chip).value_or(0) <= 90 ? "+ptx80" : "";
   pipeline.tensorCores = options.tensorCores;
   buildNVPTXPipeline(pm, pipeline);
+  pm.enableVerifier(options.verifyEach);
   bool sawError = false;
   LogicalResult result = success();
   {
@@ -287,7 +296,7 @@ static LogicalResult lowerForNVPTX(ModuleOp module,
     });
     result = pm.run(module);
   }
-  if (failed(result) || sawError)
+  if (failed(result) || sawError || failed(verifyLowered(module, options)))
     return failure();
   // gpu.launch_func becomes mgpu* calls in the translation to LLVM IR.
   if (failed(checkLowered(module, "NVPTX", [](Operation *op) {
@@ -334,7 +343,8 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
   // allocation cache. Objects and IR call malloc/free, which need nothing.
   pipeline.cacheAllocations = options.emit == EmitKind::Shared;
   buildCPUPipeline(pm, pipeline);
-  if (failed(pm.run(module)))
+  pm.enableVerifier(options.verifyEach);
+  if (failed(pm.run(module)) || failed(verifyLowered(module, options)))
     return failure();
   // OpenMP ops (num-threads > 0) translate to LLVM IR as they are.
   return checkLowered(module, "the CPU", [](Operation *op) {

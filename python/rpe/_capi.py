@@ -44,7 +44,8 @@ class _Options(ctypes.Structure):
                 ("opt_level", ctypes.c_int), ("cpu", ctypes.c_char_p),
                 ("num_threads", ctypes.c_int), ("reference", ctypes.c_int),
                 ("tile_q", ctypes.c_long), ("tile_k", ctypes.c_long),
-                ("chip", ctypes.c_char_p), ("tensor_cores", ctypes.c_int)]
+                ("chip", ctypes.c_char_p), ("tensor_cores", ctypes.c_int),
+                ("verify_each", ctypes.c_int)]
 
 
 class Compiler:
@@ -93,13 +94,13 @@ class Compiler:
     def compile(self, text, source_name, output_path, emit="shared",
                 target="cpu", opt_level=2, cpu="generic", header_path=None,
                 num_threads=0, reference=False, tile_q=64, tile_k=64,
-                chip="sm_80", tensor_cores=True):
+                chip="sm_80", tensor_cores=True, verify_each=False):
         """(ok, diagnostics)."""
         data = text.encode()
         options = _Options(target.encode(), emit.encode(), int(opt_level),
                            cpu.encode(), int(num_threads), int(bool(reference)),
                            int(tile_q), int(tile_k), chip.encode(),
-                           int(bool(tensor_cores)))
+                           int(bool(tensor_cores)), int(bool(verify_each)))
         diags = ctypes.c_void_p()
         with self._lock:
             rc = self._lib.rpeCompile(

@@ -863,7 +863,8 @@ class _ModuleCache:
 
 def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
             name="<rpe.compile>", output=None, num_threads=0, reference=False,
-            tile_q=64, tile_k=64, chip="sm_80", tensor_cores=True):
+            tile_q=64, tile_k=64, chip="sm_80", tensor_cores=True,
+            verify_each=False):
     """Compiles MLIR text (rpe and upstream dialects) for ``target`` into a
     shared library and loads it. ``output`` keeps the library at that path
     (otherwise a temporary directory, removed with the module).
@@ -877,7 +878,8 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     on the CPU, one thread per block. ``tensor_cores`` (GPU targets): f16
     and bf16 attention with head dimensions that are multiples of 16 (D)
     and 8 (Dv) runs on tensor cores (mma.sync); False keeps the SIMT
-    kernel."""
+    kernel. ``verify_each``: verify the IR after every pass (a debugging
+    aid; the input and the lowered result are always verified)."""
     if not isinstance(mlir_text, str):
         raise TypeError("rpe.compile expects MLIR text (str), got %s"
                         % type(mlir_text).__name__)
@@ -907,7 +909,8 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
                                    num_threads=num_threads,
                                    reference=reference, tile_q=tile_q,
                                    tile_k=tile_k, chip=chip,
-                                   tensor_cores=tensor_cores)
+                                   tensor_cores=tensor_cores,
+                                   verify_each=verify_each)
     if not ok:
         if workdir:
             shutil.rmtree(workdir, True)

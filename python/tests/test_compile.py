@@ -234,7 +234,8 @@ func.func @attn(%q: tensor<2x4x?x8xf32>, %k: tensor<2x2x?x8xf32>, %v: tensor<2x2
 @pytest.mark.parametrize("options", [
     {}, {"num_threads": 2}, {"reference": True}, {"tile_q": 3, "tile_k": 5},
     {"num_threads": 2, "tile_q": 1, "tile_k": 1, "cpu": "native",
-     "opt_level": 3}])
+     "opt_level": 3}, {"verify_each": True},
+    {"verify_each": True, "target": "nvptx-emulated"}])
 def test_pipeline_options_agree_with_reference(options):
     rng = np.random.default_rng(7)
     q = rng.standard_normal((2, 4, 13, 8)).astype(np.float32)

@@ -48,6 +48,17 @@ int main(int argc, char **argv) {
   printf("compile good: %d diagnostics=%s\n", rc, diags ? diags : "none");
   rpeFreeString(diags);
 
+  // Verification after every pass (off by default).
+  printf("verify_each default: %d\n", options.verify_each);
+  options.verify_each = 1;
+  diags = NULL;
+  rc = rpeCompile(ctx, kGood, strlen(kGood), "good.mlir", &options, argv[1],
+                  NULL, &diags);
+  printf("compile verify_each: %d diagnostics=%s\n", rc,
+         diags ? diags : "none");
+  rpeFreeString(diags);
+  options.verify_each = 0;
+
   diags = NULL;
   rc = rpeCompile(ctx, kBad, strlen(kBad), "bad.mlir", &options, argv[1],
                   NULL, &diags);

@@ -69,6 +69,11 @@ static cl::opt<bool> tensorCores(
     cl::desc("nvptx targets: f16 attention on tensor cores (mma.sync); "
              "--tensor-cores=false keeps the SIMT kernel"),
     cl::init(true), cl::cat(category));
+static cl::opt<bool> verifyEach(
+    "verify-each",
+    cl::desc("Verify the IR after every pass of the pipeline (default: the "
+             "input and the lowered result only)"),
+    cl::init(false), cl::cat(category));
 static cl::opt<std::string> cpu("mcpu",
                                 cl::desc("CPU: generic, native or a name"),
                                 cl::init("generic"), cl::cat(category));
@@ -98,6 +103,7 @@ int main(int argc, char **argv) {
   options.tileQ = tileQ;
   options.tileK = tileK;
   options.tensorCores = tensorCores;
+  options.verifyEach = verifyEach;
   std::optional<rpe::EmitKind> kind = rpe::parseEmitKind(emit);
   if (!kind) {
     emitError(cliLoc) << "unknown --emit=" << emit

@@ -57,6 +57,10 @@ struct CompileOptions {
   int64_t tileK = 64;
   /// nvptx and nvptx-emulated: f16 attention as the tensor-core kernel.
   bool tensorCores = true;
+  /// Verify the IR after every pass of the pipeline (as rpe-opt does), not
+  /// only the parsed input and the lowered result: a debugging aid for
+  /// pass developers, which costs about a third of the pipeline's time.
+  bool verifyEach = false;
 };
 
 /// Registers what compiling needs: rpe, the upstream dialects and the LLVM IR
