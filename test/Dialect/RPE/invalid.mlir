@@ -669,6 +669,24 @@ func.func @attn_scale(%q: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
 
 // -----
 
+// ODS checks optional operand groups (at most one value), not required
+// ones: a malformed operandSegmentSizes in generic form (found by
+// rpe-fuzz-pipeline) gets a diagnostic, not a read past the operands.
+func.func @attn_segments(%q: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
+  // expected-error @+1 {{'rpe.attention' op operand 'v' (operand group 2) needs exactly one value, but operandSegmentSizes gives it 0}}
+  %0 = "rpe.attention"(%q, %q, %q) <{operandSegmentSizes = array<i32: 1, 1, 0, 1, 0, 0, 0>}> ({
+  }) : (tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32>
+  return %0 : tensor<1x4x8x16xf32>
+}
+
+// -----
+
+func.func @relative_bias_segments(%off: index) -> tensor<4x3x3xf32> {
+  // expected-error @+1 {{'rpe.relative_bias' op operand 'table' (operand group 0) needs exactly one value, but operandSegmentSizes gives it 0}}
+  %0 = "rpe.relative_bias"(%off, %off) <{bucketing = #rpe.clip<max_distance = 2>, operandSegmentSizes = array<i32: 0, 1, 1>}> : (index, index) -> tensor<4x3x3xf32>
+  return %0 : tensor<4x3x3xf32>
+}
+
 func.func @attn_region_args(%q: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
   // expected-error @+1 {{'rpe.attention' op expects the score_mod region to take (f32, index, index, index, index) = (score, b, h, i, j), got (f32, index)}}
   %0 = rpe.attention %q, %q, %q : tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32> -> tensor<1x4x8x16xf32> {

@@ -195,6 +195,23 @@ static SmallVector<ResultSource> resultSources(AttentionOp op);
 /// Where each result dimension comes from (none: the op's dynamic sizes).
 static SmallVector<ResultSource> resultSources(Operation *) { return {}; }
 
+/// ODS checks that an optional operand group of an op with
+/// operandSegmentSizes holds at most one value, but not that a required one
+/// holds exactly one: in generic form, `array<i32: 2, 1, 0, ...>` would
+/// leave `v` without a value and its accessor reading past the operands.
+/// `names`: the op's leading required operands.
+template <typename OpT>
+static LogicalResult verifyRequiredOperands(OpT op, ArrayRef<StringRef> names) {
+  ArrayRef<int32_t> sizes = op.getProperties().getOperandSegmentSizes();
+  for (auto [i, name] : llvm::enumerate(names))
+    if (sizes[i] != 1)
+      return op.emitOpError()
+             << "operand '" << name << "' (operand group " << i
+             << ") needs exactly one value, but operandSegmentSizes gives it "
+             << sizes[i];
+  return success();
+}
+
 /// verify(): the op's size rules, then its result's static sizes against
 /// their sources.
 template <typename OpT> static LogicalResult verifyOp(OpT op) {
@@ -282,7 +299,11 @@ static LogicalResult verifyShapes(RelativeBiasOp op, ShapeChecker &c) {
         failed(c.window(op.getBucketing(), r, 1, r, 2))));
 }
 
-LogicalResult RelativeBiasOp::verify() { return verifyOp(*this); }
+LogicalResult RelativeBiasOp::verify() {
+  if (failed(verifyRequiredOperands(*this, {"table"})))
+    return failure();
+  return verifyOp(*this);
+}
 
 void RelativeBiasOp::getShapeConstraints(
     SmallVectorImpl<ShapeConstraint> &constraints) {
@@ -689,7 +710,11 @@ static SmallVector<ResultSource> resultSources(AttentionOp op) {
           {op.getV(), 3, "v", "value dimension"}};
 }
 
-LogicalResult AttentionOp::verify() { return verifyOp(*this); }
+LogicalResult AttentionOp::verify() {
+  if (failed(verifyRequiredOperands(*this, {"q", "k", "v"})))
+    return failure();
+  return verifyOp(*this);
+}
 
 void AttentionOp::getShapeConstraints(
     SmallVectorImpl<ShapeConstraint> &constraints) {
