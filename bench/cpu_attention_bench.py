@@ -25,7 +25,9 @@ aligned to the bottom right).
 implementation compiled once, called in turn): the cost of a term over the
 bias-free kernel, or with --baseline-library, of one build over another
 (e.g. a `git worktree` of an earlier commit built with
--DRPE_BUILD_TESTS=OFF), as medians of per-round time ratios.
+-DRPE_BUILD_TESTS=OFF), as medians of per-round time ratios. Among its
+--impls, rpe_decode stands for the decode shapes above (Lq in {1, 4, 16}
+against Lk = each of --lengths).
 
 PyTorch is needed for the torch columns: when the running Python cannot
 import it, the script creates a virtual environment
@@ -250,7 +252,7 @@ def _build(impl, length, dec, library=None):
             text = _plain(True, batch=DECODE["batch"], heads=DECODE["heads"],
                           kv_heads=DECODE["kv_heads"],
                           head_dim=DECODE["head_dim"], q_offset=True)
-            mod = rpe.compile(text, **RPE_OPTIONS)
+            mod = _compile_rpe(text, library)
             b, hh, hk, d = (DECODE[x] for x in
                             ("batch", "heads", "kv_heads", "head_dim"))
             q = rng.standard_normal((b, hh, lq, d), dtype=np.float32)
@@ -363,10 +365,16 @@ def interleave(impls, lengths, rounds, baseline=None):
     for length in lengths:
         variants = []
         for impl in impls:
-            variants.append((impl, _build(impl, length, None)[0]))
-            if baseline:
-                variants.append((impl + "@base",
-                                 _build(impl, length, None, baseline)[0]))
+            # rpe_decode: the decode shapes, Lq in DECODE_LQ against
+            # Lk = length.
+            builds = [(impl, impl, None)] if impl != "rpe_decode" else \
+                [("rpe_decode_q%d" % lq, "rpe_none", (lq, length))
+                 for lq in DECODE_LQ]
+            for name, kind, dec in builds:
+                variants.append((name, _build(kind, length, dec)[0]))
+                if baseline:
+                    variants.append((name + "@base",
+                                     _build(kind, length, dec, baseline)[0]))
         for _, call in variants:
             call()
             call()
@@ -379,7 +387,8 @@ def interleave(impls, lengths, rounds, baseline=None):
             row = {"L": length, "variant": name,
                    "min_ms": 1e3 * min(times[name]),
                    "median_ms": 1e3 * statistics.median(times[name])}
-            refs = {"over_none": "rpe_none@base" if base else "rpe_none"}
+            refs = {} if impl.startswith("rpe_decode") else \
+                {"over_none": "rpe_none@base" if base else "rpe_none"}
             if baseline and not base:
                 refs["over_base"] = impl + "@base"
             text = ""
