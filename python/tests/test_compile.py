@@ -189,6 +189,8 @@ def test_unknown_function(mod):
      "test.mlir:2:8: error: 'rpe.relative_bias' op table has 8 bucket rows"),
     ("func.func @f() -> index {\n  %0 = gpu.thread_id x\n"
      "  return %0 : index\n}", "cannot lower 'gpu.thread_id'"),
+    ("func.func @f() {\n  return\n}\nmodule {\n}",
+     "test.mlir:4:1: error: nested modules are not supported"),
 ])
 def test_compile_errors_carry_diagnostics(text, message):
     with pytest.raises(rpe.CompileError) as info:

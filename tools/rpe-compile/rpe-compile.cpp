@@ -127,7 +127,8 @@ int main(int argc, char **argv) {
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
-  if (!module || failed(rpe::insertShapeChecks(*module)))
+  if (!module || failed(rpe::checkInputModule(*module)) ||
+      failed(rpe::insertShapeChecks(*module)))
     return 1;
 
   // The header is generated before lowering and written after the

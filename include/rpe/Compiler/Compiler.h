@@ -80,6 +80,11 @@ LogicalResult checkOptions(const CompileOptions &options, Location loc);
 LogicalResult rejectKnownParserCrashes(StringRef text, StringRef bufferName,
                                        MLIRContext *context);
 
+/// Rejects input the compile path cannot take, with an error at its
+/// location: a nested `module` (the pipelines lower the top-level module's
+/// functions; kernels outlined from a nested one would not be found).
+LogicalResult checkInputModule(ModuleOp module);
+
 /// Adds @F_check to every public @F (rpe-insert-shape-checks); the C header
 /// and the Python package call it before @F. rpe-cpu-pipeline does it too
 /// (a second run adds nothing).
