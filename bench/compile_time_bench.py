@@ -8,6 +8,15 @@ median of --repeats runs; the MLIR pipeline and LLVM's share from
 
     python3 bench/compile_time_bench.py [--layers 2,12,24] [--repeats 3]
         [--json out.json]
+    python3 bench/compile_time_bench.py --attention [--repeats 5]
+        [--baseline-compiler old/bin/rpe-compile] [--json out.json]
+
+--attention compiles the attention module of each rpe kind of
+cpu_attention_bench.py (`rpe-compile --emit=shared --mcpu=native`), and the
+whole set as one module, with this build and, given, another build's
+rpe-compile, alternating, median of --repeats runs: CPU seconds of the
+compiler process (less noisy than wall time on a shared machine) and the
+library's text size. Needs no torch.
 
 torch, torch-mlir and transformers come from a virtual environment as in
 cpu_attention_bench.py (RPE_BENCH_VENV, created when missing); rpe-compile
@@ -50,6 +59,84 @@ def export_t5(layers, path):
         f.write(export(model, (ids,), func_name="t5_encoder"))
 
 
+def cpu_seconds(cmd):
+    """CPU time (user + system) of one run of `cmd`."""
+    before = os.times()
+    subprocess.run(cmd, check=True, capture_output=True)
+    after = os.times()
+    return (after.children_user - before.children_user +
+            after.children_system - before.children_system)
+
+
+def text_bytes(library):
+    out = subprocess.run(["size", library], check=True, capture_output=True,
+                         text=True).stdout.splitlines()[-1]
+    return int(out.split()[0])
+
+
+def attention_modules():
+    """(name, MLIR text) per rpe kind of cpu_attention_bench, and "all": the
+    kinds' functions in one module."""
+    import re
+    from cpu_attention_bench import RPE_IMPLS, _rpe_module
+    mods = []
+    for impl in RPE_IMPLS:
+        if impl == "rpe_t5_hf":
+            continue  # needs torch
+        mods.append((impl, str(_rpe_module(impl, 1024))))
+    funcs = []
+    for name, text in mods:
+        body = text.strip()
+        if body.startswith("module {"):  # the functions of the module
+            body = body[len("module {"):body.rindex("}")]
+        funcs.append(re.sub(r"func\.func @attn\b", "func.func @" + name,
+                            body))
+    mods.append(("all", "\n".join(funcs)))
+    return mods
+
+
+def compare_attention(args):
+    build = os.environ.get("RPE_BUILD_DIR", os.path.join(ROOT, "build"))
+    compilers = [("new", os.path.join(build, "bin", "rpe-compile"))]
+    if args.baseline_compiler:
+        compilers.append(("base", args.baseline_compiler))
+    rows = []
+    print("| module | " + " | ".join(
+        "%s CPU s | %s text KiB" % (n, n) for n, _ in compilers) +
+        (" | new / base |" if len(compilers) == 2 else ""))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in attention_modules():
+            src = os.path.join(tmp, name + ".mlir")
+            with open(src, "w") as f:
+                f.write(text)
+            times = {n: [] for n, _ in compilers}
+            sizes = {}
+            for _ in range(args.repeats):
+                for n, compiler in compilers:
+                    lib = os.path.join(tmp, "%s-%s.so" % (name, n))
+                    times[n].append(cpu_seconds(
+                        [compiler, src, "--mcpu=native", "--emit=shared",
+                         "-o", lib]))
+                    sizes[n] = text_bytes(lib)
+            row = {"module": name}
+            cells = []
+            for n, _ in compilers:
+                row[n + "_cpu_s"] = statistics.median(times[n])
+                row[n + "_text_bytes"] = sizes[n]
+                cells.append("%.2f | %.0f" % (row[n + "_cpu_s"],
+                                              sizes[n] / 1024))
+            line = "| %s | %s |" % (name, " | ".join(cells))
+            if len(compilers) == 2:
+                row["ratio"] = statistics.median(
+                    a / b for a, b in zip(times["new"], times["base"]))
+                line += " %.2f |" % row["ratio"]
+            rows.append(row)
+            print(line, flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=1)
+
+
 def timed(cmd, repeats):
     times = []
     for _ in range(repeats):
@@ -64,7 +151,11 @@ def main():
     parser.add_argument("--layers", default="2,12,24")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--json")
+    parser.add_argument("--attention", action="store_true")
+    parser.add_argument("--baseline-compiler", metavar="RPE_COMPILE")
     args = parser.parse_args()
+    if args.attention:
+        return compare_attention(args)
     from cpu_attention_bench import ensure_torch
     ensure_torch()
     build = os.environ.get("RPE_BUILD_DIR", os.path.join(ROOT, "build"))
