@@ -1204,8 +1204,10 @@ void KernelBuilder::prefetchKeyTile(OpBuilder &b, Value k1) {
   scf::ForOp::create(
       b, loc, k1, end, cIdx(b, 1), ValueRange{},
       [&](OpBuilder &jb, Location, Value key, ValueRange) {
-        for (auto [buffer, dim] :
+        for (auto [bufferOfRows, dim] :
              {std::pair(kBuf, headDim), {vBuf, valueDim}}) {
+          // (A lambda may not capture a structured binding before C++20.)
+          Value buffer = bufferOfRows;
           auto type = cast<MemRefType>(buffer.getType());
           int64_t bytes = type.getElementTypeBitWidth() / 8;
           scf::ForOp::create(
