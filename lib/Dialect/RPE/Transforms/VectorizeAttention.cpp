@@ -413,7 +413,9 @@ Value KernelBuilder::rowWindowRead(OpBuilder &b, Value buffer,
   // order in which the C++ compiler evaluates arguments.)
   Value lowest = minI(b, first, last);
   Value lastStart = cIdx(b, type.getShape().back() - w);
-  Value lo = maxI(b, minI(b, lowest, lastStart), cIdx(b, 0));
+  Value inRow = minI(b, lowest, lastStart);
+  Value zero = cIdx(b, 0);
+  Value lo = maxI(b, inRow, zero);
   // Lane offsets in the window, as 32-bit lanes (the form LLVM's x86
   // backend turns into vpermps).
   Type i32 = b.getI32Type();
