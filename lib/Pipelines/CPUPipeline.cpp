@@ -182,6 +182,8 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
       vec.fma = v.useFMA;
       vec.prefetch = v.prefetch;
       vec.permuteReads = v.permuteReads;
+      vec.rowReadPrefetch = v.rowReadPrefetch;
+      vec.windowReadPrefetch = v.windowReadPrefetch;
       pm.addPass(createRPEVectorizeAttentionPass(vec));
     }
     // Attention the vector kernel does not take (score_mod with regions).

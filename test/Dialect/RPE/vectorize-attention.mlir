@@ -3,13 +3,16 @@
 // RUN: rpe-opt %s -rpe-vectorize-attention="prefetch=false" | FileCheck %s --check-prefix=NOPF
 // RUN: rpe-opt %s -rpe-vectorize-attention="llvm-unroll=1" | FileCheck %s --check-prefix=UNROLL
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16 permute-reads=1" | FileCheck %s --check-prefix=PERM
+// RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16 permute-reads=1 row-read-prefetch=0 window-read-prefetch=0" | FileCheck %s --check-prefix=PERM0
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=6" 2>&1 | FileCheck %s --check-prefix=BADW
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=8 tile-q=20" 2>&1 | FileCheck %s --check-prefix=BADQ
 // RUN: not rpe-opt %s -rpe-vectorize-attention="key-block=0" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
+// RUN: not rpe-opt %s -rpe-vectorize-attention="window-read-prefetch=-1" 2>&1 | FileCheck %s --check-prefix=BADPF
 
 // BADW: error: rpe-vectorize-attention: vector-width must be a power of two in [1, 64], got 6
 // BADQ: error: rpe-vectorize-attention: tile-q must be a positive multiple of vector-width (8) and at most 16 vectors, got 20
 // BADBLOCK: error: rpe-vectorize-attention: tile-k must be positive and key-block, value-block in [1, 16], got 64, 0, 4
+// BADPF: error: rpe-vectorize-attention: row-read-prefetch and window-read-prefetch must not be negative, got 2, -1
 
 // The kernel on buffers: read-only buffers of q, k, v (row-major at any
 // offset: a head's slice is read in place), the result allocated once; parallel over (b, h, query tile) = (2, 4, ceil(100 / 16)); Qᵀ packed
@@ -119,17 +122,20 @@ func.func @toeplitz(%q: tensor<1x2x60x8xf32>, %k: tensor<1x2x70x8xf32>, %t: tens
 
 // The Shaw / DeBERTa gather trick: the projection is gathered along the
 // query lanes (masked to the rows of the tile) with the bucket from a
-// head-independent diagonal table (1 × (Lq + Lk - 1 + tile-q)); a window2d
+// head-independent diagonal table (1 × (Lq + Lk - 1 + tile-q), i32 entries
+// read as a vector and widened to index); a window2d
 // bias becomes a table over the plane differences P(i) - P(j) (P(t) = t +
 // (t floordiv 3)·2), gathered along the lanes: with a width that is not a
 // multiple of the vector width, P of the lanes is a vector (outside the key
 // loop) and P of the key a scalar; no per-lane rpe.bucket.
 // CHECK-LABEL: func.func @gather_and_lanes
-// CHECK: %[[BD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xindex>)
+// CHECK: %[[BD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xi32>)
+// CHECK:   arith.index_cast %{{.*}} : index to i32
 // CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
 // CHECK: arith.floordivsi %{{.*}}, %c5 : index
 // CHECK: scf.forall
-// CHECK: %[[BK:.*]] = vector.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xindex>, vector<8xindex>
+// CHECK: %[[BK32:.*]] = vector.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xi32>, vector<8xi32>
+// CHECK: %[[BK:.*]] = arith.index_cast %[[BK32]] : vector<8xi32> to vector<8xindex>
 // CHECK: vector.gather %{{.*}}[%{{.*}}] [%{{.*}}], %{{.*}}, %{{.*}} : memref<60xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // CHECK-NOT: rpe.bucket
 // CHECK: arith.floordivsi %{{.*}}, %{{.*}} : vector<8xindex>
@@ -227,15 +233,16 @@ func.func @rel_values(%q: tensor<1x2x6x8xf32>, %e: tensor<5x8xf32>) -> tensor<1x
 // CHECK: %[[END:.*]] = memref.load %[[RUNS]][%[[LOW:.*]]] : memref<?xindex>
 // CHECK: %[[UNI:.*]] = arith.cmpi sge, %[[END]], %{{.*}} : index
 // CHECK: scf.if %[[UNI]] {
-// CHECK:   memref.load %{{.*}}[%c0, %[[LOW]]] : memref<?x?xindex>
+// CHECK:   memref.load %{{.*}}[%c0, %[[LOW]]] : memref<?x?xi32>
 // CHECK:   vector.gather
 // CHECK-NOT: vector.gather
-// CHECK-NOT: memref<?x?xindex>, vector<8xindex>
+// CHECK-NOT: memref<?x?xi32>, vector<8xi32>
 // CHECK:   %[[REL:.*]] = memref.load %[[RD:.*]][%{{.*}}, %[[LOW]]] : memref<?x?xf32>
 // CHECK:   %[[RELV:.*]] = vector.broadcast %[[REL]]
 // CHECK:   vector.fma %[[RELV]]
 // CHECK: } else {
-// CHECK:   vector.load %{{.*}} : memref<?x?xindex>, vector<8xindex>
+// CHECK:   vector.load %{{.*}} : memref<?x?xi32>, vector<8xi32>
+// CHECK:   arith.index_cast %{{.*}} : vector<8xi32> to vector<8xindex>
 // CHECK:   vector.gather
 // CHECK:   vector.load %[[RD]][%{{.*}}, %{{.*}}] : memref<?x?xf32>, vector<8xf32>
 
@@ -257,10 +264,14 @@ func.func @uniform_tiles(%q: tensor<1x2x?x8xf32>, %qe: tensor<1x2x?x5xf32>, %e: 
 // end lanes' buckets (moved left to end inside the 17-column row: at most
 // column 9) and a permute of its lanes (vector.extract at the 32-bit offsets,
 // vpermps on x86), or the gather when some offset falls outside the vector
-// (checked per read). A table narrower than a vector (5 columns) and reads
-// of query rows keep the gather. Without the option: gathers only.
+// (checked per read), also for a row that does not depend on the key. A
+// table narrower than a vector (5 columns) and reads of query rows keep the
+// gather. Without the option: gathers only. After
+// the read, the lines of the row 4 keys on (window-read-prefetch), clamped
+// to the last row, at the first lane's bucket ± 4 (clamped to [0, 16]).
 // PERM-LABEL: func.func @key_row_window
-// PERM: %[[B:.*]] = vector.load %{{.*}} : memref<?x?xindex>, vector<8xindex>
+// PERM: %[[B32:.*]] = vector.load %{{.*}} : memref<?x?xi32>, vector<8xi32>
+// PERM: %[[B:.*]] = arith.index_cast %[[B32]] : vector<8xi32> to vector<8xindex>
 // PERM: %[[FIRST:.*]] = vector.extract %[[B]][0] : index from vector<8xindex>
 // PERM: %[[LAST:.*]] = vector.extract %[[B]][7] : index from vector<8xindex>
 // PERM: %[[LOW:.*]] = arith.minsi %[[FIRST]], %[[LAST]] : index
@@ -279,12 +290,35 @@ func.func @uniform_tiles(%q: tensor<1x2x?x8xf32>, %qe: tensor<1x2x?x5xf32>, %e: 
 // PERM-COUNT-8: vector.extract %[[ROW]][%{{.*}}] : f32 from vector<8xf32>
 // PERM:   vector.from_elements
 // PERM: }
+// PERM-NEXT: %[[ROWS:.*]] = memref.dim %{{.*}}, %c2 : memref<1x2x?x17xf32>
+// PERM-NEXT: %[[LASTROW:.*]] = arith.subi %[[ROWS]], %c1 : index
+// PERM-NEXT: %[[ON:.*]] = arith.addi %[[KEYROW:.*]], %c4 : index
+// PERM-NEXT: %[[NEXT:.*]] = arith.minsi %[[ON]], %[[LASTROW]] : index
+// PERM-NEXT: %[[B0:.*]] = vector.extract %[[B]][0] : index from vector<8xindex>
+// PERM-NEXT: %[[BELOW:.*]] = arith.subi %[[B0]], %c4 : index
+// PERM-NEXT: %[[BELOW0:.*]] = arith.maxsi %[[BELOW]], %c0 : index
+// PERM-NEXT: %[[ABOVE:.*]] = arith.addi %[[B0]], %c4 : index
+// PERM-NEXT: %[[ABOVE16:.*]] = arith.minsi %[[ABOVE]], %c16 : index
+// PERM-NEXT: memref.prefetch %{{.*}}[%{{.*}}, %{{.*}}, %[[NEXT]], %[[BELOW0]]], read, locality<3>, data : memref<1x2x?x17xf32>
+// PERM-NEXT: memref.prefetch %{{.*}}[%{{.*}}, %{{.*}}, %[[NEXT]], %[[ABOVE16]]], read, locality<3>, data : memref<1x2x?x17xf32>
 // The narrow table: a gather, no window.
 // PERM-NEXT: arith.subi
 // PERM-NEXT: arith.addi
-// PERM-NEXT: vector.load %{{.*}} : memref<?x?xindex>, vector<8xindex>
+// PERM-NEXT: vector.load %{{.*}} : memref<?x?xi32>, vector<8xi32>
+// PERM-NEXT: arith.index_cast
 // PERM-NOT: scf.if
 // PERM: vector.gather
+// A window of a row that is not the key's (row 3): no prefetch.
+// PERM: vector.from_elements
+// PERM-NOT: memref.prefetch
+// PERM: vector.from_elements
+// PERM: memref.prefetch {{.*}} : memref<1x2x?x17xf32>
+// PERM0-LABEL: func.func @key_row_window
+// PERM0: vector.from_elements
+// PERM0-NOT: memref.prefetch {{.*}} : memref<1x2x?x17xf32>
+// PERM0-LABEL: func.func @query_row_window
+// PERM0: vector.shuffle
+// PERM0-NOT: memref.prefetch {{.*}} : memref<1x2x?x17xf32>
 // CHECK-LABEL: func.func @key_row_window
 // CHECK-NOT: vector.from_elements
 // CHECK-NOT: vector.reduction <or>
@@ -296,8 +330,11 @@ func.func @key_row_window(%q: tensor<1x2x?x8xf32>, %ke: tensor<1x2x?x17xf32>, %n
     %g = tensor.extract %ke[%b, %h, %j, %bk] : tensor<1x2x?x17xf32>
     %bn = rpe.bucket %i, %j by clip<max_distance = 2>
     %n = tensor.extract %narrow[%b, %h, %j, %bn] : tensor<1x2x?x5xf32>
+    %c3 = arith.constant 3 : index
+    %f = tensor.extract %ke[%b, %h, %c3, %bk] : tensor<1x2x?x17xf32>
     %r0 = arith.addf %s, %g : f32
-    %r = arith.addf %r0, %n : f32
+    %r1 = arith.addf %r0, %n : f32
+    %r = arith.addf %r1, %f : f32
     rpe.yield %r : f32
   }
   return %0 : tensor<1x2x?x8xf32>
@@ -322,11 +359,19 @@ func.func @key_row_window(%q: tensor<1x2x?x8xf32>, %ke: tensor<1x2x?x17xf32>, %n
 // PERM: %[[WHOLE:.*]] = arith.muli %{{.*}}, %c8 : index
 // PERM: scf.for %[[G:.*]] = %c0 to %[[WHOLE]] step %c8 {
 // PERM: scf.for %[[C:.*]] = %c0 to %c{{[0-9]+}} step %c8 {
-// PERM:   vector.load %{{.*}} : memref<?x?xindex>, vector<8xindex>
+// PERM:   vector.load %{{.*}} : memref<?x?xi32>, vector<8xi32>
 // PERM:   scf.if %{{.*}} -> (vector<8xf32>) {
 // PERM:     vector.gather
 // PERM:   } else {
 // PERM:     vector.load %{{.*}} : memref<1x2x?x17xf32>, vector<8xf32>
+// PERM:   }
+// The row's lines 2 key vectors on (row-read-prefetch): its first lane's
+// bucket ± 16.
+// PERM:   %[[F:.*]] = vector.extract %{{.*}}[0] : index from vector<8xindex>
+// PERM:   arith.subi %[[F]], %c16 : index
+// PERM:   arith.addi %[[F]], %c16 : index
+// PERM:   memref.prefetch %{{.*}} : memref<1x2x?x17xf32>
+// PERM:   memref.prefetch %{{.*}} : memref<1x2x?x17xf32>
 // PERM-COUNT-24: vector.shuffle
 // PERM:   vector.store %{{.*}}, %[[SCRATCH]][%{{.*}}, %[[C]]] : memref<64x16xf32>, vector<8xf32>
 // PERM: scf.for %{{.*}} = %c0 to %{{.*}} step %c{{[0-9]+}} iter_args

@@ -15,6 +15,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::rpe;
 
@@ -148,7 +150,8 @@ namespace {
 /// positions only through `geometry`'s leaves.
 int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
                    SmallVectorImpl<Value> *tables,
-                   const TermGeometry &geometry) {
+                   const TermGeometry &geometry,
+                   SmallVectorImpl<Value> *narrowedTables = nullptr) {
   Region &region = op.getScoreMod();
   if (region.empty())
     return 0;
@@ -267,11 +270,18 @@ int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
     bool perHead = llvm::any_of(slice, [&](Operation *o) {
       return llvm::is_contained(o->getOperands(), hArg);
     });
+    // A bucket is below its number of buckets: with `narrowedTables`, stored
+    // as i32 when that fits.
+    auto bucket = root.getDefiningOp<BucketOp>();
+    bool narrow = narrowedTables && bucket &&
+                  bucket.getBucketing().getNumBuckets() <=
+                      std::numeric_limits<int32_t>::max();
+    Type entryType = narrow ? rewriter.getI32Type() : root.getType();
     // table[h, r] = root at h and i - j = r - shift.
     rewriter.setInsertionPoint(op);
     Value rows = perHead ? dimValue(rewriter, loc, op.getQ(), 1)
                          : indexConst(rewriter, loc, 1);
-    Value init = emptyTensor(rewriter, loc, {rows, length}, root.getType());
+    Value init = emptyTensor(rewriter, loc, {rows, length}, entryType);
     Value table = generic(
         rewriter, loc, {}, {}, init, rewriter.getMultiDimIdentityMap(2),
         {kPar, kPar}, [&](OpBuilder &b, Location l, ValueRange) {
@@ -297,10 +307,15 @@ int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
               b.clone(*o, map);
             }
           }
-          yieldValue(b, l, map.lookup(root));
+          Value entry = map.lookup(root);
+          if (narrow)
+            entry = arith::IndexCastOp::create(b, l, entryType, entry);
+          yieldValue(b, l, entry);
         });
     if (tables)
       tables->push_back(table);
+    if (narrow)
+      narrowedTables->push_back(table);
     // root -> table[h or 0, C(i) - C(j) + shift], right after its
     // definition.
     rewriter.setInsertionPointAfterValue(root);
@@ -313,6 +328,8 @@ int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
         shift);
     Value lookup = tensor::ExtractOp::create(
         rewriter, rl, table, ValueRange{perHead ? hArg : zero, r});
+    if (narrow)
+      lookup = arith::IndexCastOp::create(rewriter, rl, root.getType(), lookup);
     rewriter.replaceAllUsesWith(root, lookup);
   }
   for (Operation *check : checks)
@@ -331,8 +348,10 @@ int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
 
 int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
                                       int64_t padding,
-                                      SmallVectorImpl<Value> *tables) {
-  return hoistTerms(rewriter, op, padding, tables, TermGeometry{});
+                                      SmallVectorImpl<Value> *tables,
+                                      SmallVectorImpl<Value> *narrowedTables) {
+  return hoistTerms(rewriter, op, padding, tables, TermGeometry{},
+                    narrowedTables);
 }
 
 int64_t mlir::rpe::hoistWindowTerms(RewriterBase &rewriter, AttentionOp op,

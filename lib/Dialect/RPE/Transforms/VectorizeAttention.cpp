@@ -60,6 +60,21 @@ using namespace mlir::rpe;
 
 namespace {
 
+/// Whether `v` is computed from `arg` (a block argument) in `v`'s block.
+bool dependsOn(Value v, Value arg) {
+  SmallVector<Value> worklist = {v};
+  DenseSet<Operation *> seen;
+  while (!worklist.empty()) {
+    Value x = worklist.pop_back_val();
+    if (x == arg)
+      return true;
+    Operation *def = x.getDefiningOp();
+    if (def && def->getBlock() == v.getParentBlock() && seen.insert(def).second)
+      llvm::append_range(worklist, def->getOperands());
+  }
+  return false;
+}
+
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 /// exp(-64) = 1.6e-28.
 constexpr float kExpFlush = -64.0f;
@@ -163,6 +178,11 @@ private:
   /// variable permute; else, checked at run time, the gather.
   Value rowWindowRead(OpBuilder &b, Value buffer, ArrayRef<Value> at,
                       Value columns, int64_t chunk, Value mask = Value());
+  /// Prefetches `buffer[at..., c]` at c = columns[0] ± `distance` (clamped
+  /// into the row): where a later rowWindowRead of the row `at` reads when
+  /// its window moves by at most `distance` columns either way.
+  void prefetchAround(OpBuilder &b, Value buffer, ArrayRef<Value> at,
+                      Value columns, int64_t distance);
   /// Whether rowWindowRead may read `buffer`.
   bool windowReadable(MemRefType type) const {
     return opts.permuteReads && type.getElementType().isF32() &&
@@ -289,8 +309,22 @@ private:
   /// Diagonal and window tables built with padding: contiguous reads stay
   /// in bounds.
   DenseSet<Value> paddedTables;
-  /// Diagonal tables of index values (buckets).
+  /// Diagonal tables of buckets: index values, or i32 ones that score_mod
+  /// reads through `arith.index_cast` (`narrowedTables` of
+  /// hoistToeplitzTerms).
   DenseSet<Value> bucketDiagonals;
+  /// The read of a bucket diagonal that index `v` is (through the cast of
+  /// an i32 table), or null.
+  tensor::ExtractOp bucketRead(Value v) const {
+    if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
+      v = cast.getIn();
+    auto read = v.getDefiningOp<tensor::ExtractOp>();
+    return read && bucketDiagonals.contains(read.getTensor()) ? read
+                                                              : nullptr;
+  }
+  /// A vector<W x index> of W buckets loaded from `diagonal` (a bucket
+  /// diagonal's buffer) at `at`.
+  Value loadBuckets(OpBuilder &b, Value diagonal, ValueRange at);
   /// Whether the query rows of every vector start at a multiple of the
   /// vector width (no q_offset).
   bool rowsAligned = false;
@@ -400,6 +434,32 @@ Value KernelBuilder::gather(OpBuilder &b, Value buffer, ArrayRef<Value> indices,
                                   IntegerAttr());
 }
 
+Value KernelBuilder::loadBuckets(OpBuilder &b, Value diagonal, ValueRange at) {
+  auto idxVec = VectorType::get({opts.vectorWidth}, b.getIndexType());
+  Type element = cast<MemRefType>(diagonal.getType()).getElementType();
+  if (element.isIndex())
+    return vector::LoadOp::create(b, loc, idxVec, diagonal, at);
+  Value narrow = vector::LoadOp::create(
+      b, loc, VectorType::get({opts.vectorWidth}, element), diagonal, at);
+  return arith::IndexCastOp::create(b, loc, idxVec, narrow);
+}
+
+void KernelBuilder::prefetchAround(OpBuilder &b, Value buffer,
+                                   ArrayRef<Value> at, Value columns,
+                                   int64_t distance) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Value first = vector::ExtractOp::create(b, loc, columns, int64_t(0));
+  Value below = maxI(b, sub(b, first, cIdx(b, distance)), cIdx(b, 0));
+  Value above = minI(b, add(b, first, cIdx(b, distance)),
+                     cIdx(b, type.getShape().back() - 1));
+  for (Value column : {below, above}) {
+    SmallVector<Value> idx(at);
+    idx.push_back(column);
+    memref::PrefetchOp::create(b, loc, buffer, idx, /*isWrite=*/false,
+                               /*localityHint=*/3, /*isDataCache=*/true);
+  }
+}
+
 Value KernelBuilder::rowWindowRead(OpBuilder &b, Value buffer,
                                    ArrayRef<Value> at, Value columns,
                                    int64_t chunk, Value mask) {
@@ -484,9 +544,8 @@ void KernelBuilder::findRowReads() {
         continue;
       rowOffset = s.getRhs();
     }
-    auto bucket = idx.back().getDefiningOp<tensor::ExtractOp>();
-    if (!bucket || !bucketDiagonals.contains(bucket.getTensor()) ||
-        !uniform(bucket.getIndices()[0]))
+    tensor::ExtractOp bucket = bucketRead(idx.back());
+    if (!bucket || !uniform(bucket.getIndices()[0]))
       continue;
     auto addOp = bucket.getIndices()[1].getDefiningOp<arith::AddIOp>();
     if (!addOp || !uniform(addOp.getRhs()))
@@ -543,7 +602,6 @@ void KernelBuilder::buildRowReads(OpBuilder &b, int64_t numChunks, Value k0,
   auto maskType = VectorType::get({w}, b.getI1Type());
   Value allLanes =
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(maskType, true));
-  auto idxVec = VectorType::get({w}, b.getIndexType());
   // Loops over key vectors and row vectors (not unrolled: the code is W
   // row reads and one transpose).
   scf::ForOp::create(
@@ -571,12 +629,17 @@ void KernelBuilder::buildRowReads(OpBuilder &b, int64_t numChunks, Value k0,
                   Value pos = add(cb, qPos0,
                                   minI(cb, add(cb, c0, cIdx(cb, l)), lastRow));
                   Value start = add(cb, sub(cb, pos, jLast), shift);
-                  Value buckets = vector::LoadOp::create(
-                      cb, loc, idxVec, diagonal, ValueRange{diagLead, start});
+                  Value buckets =
+                      loadBuckets(cb, diagonal, ValueRange{diagLead, start});
                   SmallVector<Value> at(lead);
                   at.push_back(rowOffset ? sub(cb, pos, rowOffset) : pos);
                   rows.push_back(
                       rowWindowRead(cb, table, at, buckets, 0, allLanes));
+                  // The row's window `rowReadPrefetch` key vectors on
+                  // (it moves by at most one column per key).
+                  if (opts.rowReadPrefetch > 0)
+                    prefetchAround(cb, table, at, buckets,
+                                   opts.rowReadPrefetch * w);
                 }
                 SmallVector<Value> columns = transpose(cb, rows);
                 for (int64_t m = 0; m < w; ++m)
@@ -767,10 +830,24 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
     // A row at bucket columns read from a diagonal table (W consecutive
     // diagonals).
     if (innerOnly && windowReadable(bufferType)) {
-      auto bucket = last.getDefiningOp<tensor::ExtractOp>();
-      if (bucket && bucketDiagonals.contains(bucket.getTensor())) {
-        lanes.vector[inner.getResult(0)] = rowWindowRead(
-            b, buffer, at, lanesVector(b, lanes, last), lanes.chunk);
+      if (bucketRead(last)) {
+        Value columns = lanesVector(b, lanes, last);
+        lanes.vector[inner.getResult(0)] =
+            rowWindowRead(b, buffer, at, columns, lanes.chunk);
+        // The read `windowReadPrefetch` keys on, if its row depends on the
+        // key (a key's row of p2c): the row as many rows on, its window at
+        // most as many columns away.
+        int64_t d = opts.windowReadPrefetch;
+        Value row = indices[bufferType.getRank() - 2];
+        if (d > 0 && !inUniformTile &&
+            dependsOn(row, op.getScoreMod().front().getArgument(4))) {
+          int64_t rank = bufferType.getRank();
+          Value lastRow = sub(
+              b, memref::DimOp::create(b, loc, buffer, rank - 2), cIdx(b, 1));
+          SmallVector<Value> next(at);
+          next.back() = minI(b, add(b, at.back(), cIdx(b, d)), lastRow);
+          prefetchAround(b, buffer, next, columns, d);
+        }
         return;
       }
     }
@@ -1362,12 +1439,13 @@ void KernelBuilder::build() {
 
   // Toeplitz terms into padded diagonal tables: the lanes of a tile read up
   // to TQ entries past the last row.
-  SmallVector<Value> diagonals;
-  hoistToeplitzTerms(rw, op, opts.tileQ, &diagonals);
+  SmallVector<Value> diagonals, narrowed;
+  hoistToeplitzTerms(rw, op, opts.tileQ, &diagonals, &narrowed);
   paddedTables.insert(diagonals.begin(), diagonals.end());
   for (Value table : diagonals)
     if (cast<RankedTensorType>(table.getType()).getElementType().isIndex())
       bucketDiagonals.insert(table);
+  bucketDiagonals.insert(narrowed.begin(), narrowed.end());
   // Window terms into padded tables too (not diagonal: no uniform key
   // tiles).
   SmallVector<Value> windowTables;
@@ -1427,7 +1505,8 @@ void KernelBuilder::build() {
     for (Operation &inner : block.without_terminator()) {
       auto extract = dyn_cast<tensor::ExtractOp>(inner);
       if (!extract || !llvm::is_contained(diagonals, extract.getTensor()) ||
-          !extract.getType().isIndex() ||
+          !(extract.getType().isIndex() ||
+            llvm::is_contained(narrowed, extract.getTensor())) ||
           extract.getIndices().front() == block.getArgument(2))
         continue;
       uniformReads.push_back({extract.getResult(), extract.getTensor()});
@@ -1687,6 +1766,10 @@ LogicalResult mlir::rpe::checkVectorizeAttentionOptions(
     return emit() << "tile-k must be positive and key-block, value-block in "
                      "[1, 16], got "
                   << o.tileK << ", " << o.keyBlock << ", " << o.valueBlock;
+  if (o.rowReadPrefetch < 0 || o.windowReadPrefetch < 0)
+    return emit() << "row-read-prefetch and window-read-prefetch must not be "
+                     "negative, got "
+                  << o.rowReadPrefetch << ", " << o.windowReadPrefetch;
   return success();
 }
 
@@ -1709,6 +1792,8 @@ struct RPEVectorizeAttentionPass
     options.useFMA = fma;
     options.prefetch = prefetch;
     options.permuteReads = permuteReads;
+    options.rowReadPrefetch = rowReadPrefetch;
+    options.windowReadPrefetch = windowReadPrefetch;
     options.llvmUnroll = llvmUnroll;
     if (failed(checkVectorizeAttentionOptions(options, [&] {
           return getOperation()->emitError() << "rpe-vectorize-attention: ";

@@ -126,11 +126,15 @@ arith::CmpIPredicate swapCmpIOperands(arith::CmpIPredicate pred);
 /// (`[0, ...]` when it does not depend on the head), with `shift = Lk - 1 -
 /// q_offset`. Tables hold `Lq + Lk - 1 + padding` entries per row: `padding`
 /// lets a vector kernel read past the last query row without a mask. New
-/// tables are appended to `tables` when given. Returns how many terms were
-/// tabulated.
+/// tables are appended to `tables` when given. With `narrowedTables`, a term
+/// that is an `rpe.bucket` (of at most 2^31 - 1 buckets) is stored as i32
+/// and read as `arith.index_cast` of its entry — half the bytes of `index`
+/// for a vector kernel's loads — and its table is appended there too.
+/// Returns how many terms were tabulated.
 int64_t hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
                            int64_t padding = 0,
-                           SmallVectorImpl<Value> *tables = nullptr);
+                           SmallVectorImpl<Value> *tables = nullptr,
+                           SmallVectorImpl<Value> *narrowedTables = nullptr);
 
 /// hoistToeplitzTerms for Swin's window: every value that depends on the
 /// positions only through a `window2d` `rpe.bucket(%i, %j)` (a window bias

@@ -661,6 +661,15 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
            "a permute of its lanes (one vpermps on x86: AVX-512 at "
            "vector-width 16, AVX2 at 8) instead of a gather; per query row "
            "and W keys at a time, transposed, for a row per query row">,
+    Option<"rowReadPrefetch", "row-read-prefetch", "int64_t", /*default=*/"2",
+           "With permute-reads: the per-row reads (a row per query row) "
+           "prefetch their row this many key vectors ahead (columns +- this "
+           "x vector-width); 0: none">,
+    Option<"windowReadPrefetch", "window-read-prefetch", "int64_t",
+           /*default=*/"4",
+           "With permute-reads: a read of a key's row at bucket columns "
+           "prefetches the row this many keys on (columns +- as many); 0: "
+           "none">,
     Option<"llvmUnroll", "llvm-unroll", "bool", /*default=*/"false",
            "Let LLVM unroll the kernel's loops (false: each scf.for of the "
            "kernel carries llvm.loop_annotation<unroll disable>)">,

@@ -94,6 +94,13 @@ struct VectorizeAttentionOptions {
   /// (AVX-512 for 16 lanes, AVX2 for 8); false: gathers. For targets with a
   /// variable permute only.
   bool permuteReads = false;
+  /// With permuteReads: the per-row reads of a table at the buckets of
+  /// (row, key) (DeBERTa's c2p) prefetch the lines of their row this many
+  /// key vectors ahead (columns ± this · vectorWidth); 0: none.
+  int64_t rowReadPrefetch = 2;
+  /// With permuteReads: a read of a key's row at bucket columns (DeBERTa's
+  /// p2c) prefetches the row this many keys on (columns ± as many); 0: none.
+  int64_t windowReadPrefetch = 4;
   /// Whether LLVM may unroll the kernel's loops. false: every scf.for of the
   /// kernel carries `llvm.loop_annotation` with unroll disabled (the
   /// register blocks are unrolled already; rpe-apply-loop-annotations
