@@ -49,6 +49,8 @@ std::string elementTag(Type type) {
 }
 
 struct HeaderWriter {
+  HeaderWriter(raw_ostream &os, bool device) : os(os), device(device) {}
+
   raw_ostream &os;
   /// --target=nvptx: memrefs are in device memory; the header adds the
   /// stream and host-memory variants of every entry point.
@@ -434,7 +436,7 @@ struct HeaderWriter {
 
 LogicalResult mlir::rpe::writeCHeader(ModuleOp module, StringRef guard,
                                       raw_ostream &os, bool device) {
-  HeaderWriter writer{os, device};
+  HeaderWriter writer(os, device);
   for (auto func : module.getOps<func::FuncOp>())
     if (func.isPublic() && !func.isExternal())
       if (failed(writer.declare(func)))
