@@ -149,8 +149,7 @@ namespace {
 /// hoistToeplitzTerms and hoistWindowTerms: the terms that depend on the
 /// positions only through `geometry`'s leaves.
 int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
-                   SmallVectorImpl<Value> *tables,
-                   const TermGeometry &geometry,
+                   SmallVectorImpl<Value> *tables, const TermGeometry &geometry,
                    SmallVectorImpl<Value> *narrowedTables = nullptr) {
   Region &region = op.getScoreMod();
   if (region.empty())

@@ -319,8 +319,7 @@ private:
     if (auto cast = v.getDefiningOp<arith::IndexCastOp>())
       v = cast.getIn();
     auto read = v.getDefiningOp<tensor::ExtractOp>();
-    return read && bucketDiagonals.contains(read.getTensor()) ? read
-                                                              : nullptr;
+    return read && bucketDiagonals.contains(read.getTensor()) ? read : nullptr;
   }
   /// A vector<W x index> of W buckets loaded from `diagonal` (a bucket
   /// diagonal's buffer) at `at`.
