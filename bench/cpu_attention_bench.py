@@ -43,12 +43,14 @@ as the host has, compiled with cc -O3 -march=native -fopenmp).
 
 import argparse
 import ctypes
+import itertools
 import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -60,6 +62,8 @@ from attention_bench import (  # noqa: E402
 
 B, H, D = 1, 8, 64
 THREADS = 2
+# Least warm-up of a fresh process before its timed calls (see child()).
+WARMUP_SECONDS = 0.25
 LENGTHS = (256, 512, 1024, 2048, 4096, 8192)
 DECODE = dict(batch=8, heads=32, kv_heads=8, head_dim=128)
 # How every rpe implementation is compiled (the host's vector width).
@@ -339,8 +343,15 @@ def child(impl, length, repeats, dec):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
         _reset_peak()
         base = _status("VmRSS")
-    call()  # warm-up (compiles FlexAttention)
-    call()
+    # Warm-up (compiles FlexAttention): two calls, and more until a quarter
+    # of a second has passed — on a VM the second core sometimes takes tens
+    # of calls of a short size to join (rpe T5 at L = 256: ~1.05 ms for the
+    # first 25 calls of a process, 0.5 ms after).
+    start = time.perf_counter()
+    for n in itertools.count():
+        call()
+        if n >= 1 and time.perf_counter() - start >= WARMUP_SECONDS:
+            break
     if not measure_from_start:
         # Hand memory freed by the warm-up back to the system, so that
         # buffers a call allocates again count in the peak instead of
