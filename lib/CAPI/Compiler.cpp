@@ -165,8 +165,7 @@ int rpeCompile(RpeContext *context, const char *text, size_t length,
   if (failed(rpe::checkOptions(opts, loc)))
     return fail();
   OwningOpRef<ModuleOp> module = parse(capture, ctx);
-  if (!module || failed(rpe::checkInputModule(*module)) ||
-      failed(rpe::insertShapeChecks(*module)))
+  if (!module || failed(rpe::prepareInputModule(*module)))
     return fail();
   // The header is generated before lowering and written after the artifact.
   std::string headerText;
@@ -192,8 +191,7 @@ int rpeDescribeModule(RpeContext *context, const char *text, size_t length,
   DiagnosticCapture capture(ctx, StringRef(text, length),
                             sourceName ? sourceName : "<input>");
   OwningOpRef<ModuleOp> module = parse(capture, ctx);
-  if (!module || failed(rpe::checkInputModule(*module)) ||
-      failed(rpe::insertShapeChecks(*module))) {
+  if (!module || failed(rpe::prepareInputModule(*module))) {
     capture.release(diagnostics);
     return 1;
   }

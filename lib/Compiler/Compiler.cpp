@@ -237,17 +237,15 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
   return success();
 }
 
-LogicalResult mlir::rpe::checkInputModule(ModuleOp module) {
+LogicalResult mlir::rpe::prepareInputModule(ModuleOp module) {
   WalkResult walk = module.getBody()->walk([](ModuleOp nested) {
     nested.emitError()
         << "nested modules are not supported: rpe compiles the functions of "
            "the top-level module";
     return WalkResult::interrupt();
   });
-  return failure(walk.wasInterrupted());
-}
-
-LogicalResult mlir::rpe::insertShapeChecks(ModuleOp module) {
+  if (walk.wasInterrupted())
+    return failure();
   PassManager pm(module->getContext());
   pm.addPass(createRPEInsertShapeChecksPass());
   return pm.run(module);

@@ -127,8 +127,7 @@ int main(int argc, char **argv) {
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   OwningOpRef<ModuleOp> module =
       parseSourceFile<ModuleOp>(sourceMgr, ParserConfig(&context));
-  if (!module || failed(rpe::checkInputModule(*module)) ||
-      failed(rpe::insertShapeChecks(*module)))
+  if (!module || failed(rpe::prepareInputModule(*module)))
     return 1;
 
   // The header is generated before lowering and written after the

@@ -80,15 +80,14 @@ LogicalResult checkOptions(const CompileOptions &options, Location loc);
 LogicalResult rejectKnownParserCrashes(StringRef text, StringRef bufferName,
                                        MLIRContext *context);
 
-/// Rejects input the compile path cannot take, with an error at its
-/// location: a nested `module` (the pipelines lower the top-level module's
-/// functions; kernels outlined from a nested one would not be found).
-LogicalResult checkInputModule(ModuleOp module);
-
-/// Adds @F_check to every public @F (rpe-insert-shape-checks); the C header
-/// and the Python package call it before @F. rpe-cpu-pipeline does it too
-/// (a second run adds nothing).
-LogicalResult insertShapeChecks(ModuleOp module);
+/// Prepares a parsed input module for the compile path (rpe-compile, the C
+/// API): rejects what it cannot take, with an error at its location — a
+/// nested `module` (the pipelines lower the top-level module's functions;
+/// kernels outlined from a nested one would not be found) — then adds
+/// @F_check to every public @F (rpe-insert-shape-checks), which the C header
+/// and the Python package call before @F. rpe-cpu-pipeline inserts the
+/// checks too (a second run adds nothing).
+LogicalResult prepareInputModule(ModuleOp module);
 
 /// Lowers `module` in place to the LLVM dialect with rpe-cpu-pipeline and
 /// checks that nothing else is left. Errors go to the context's diagnostic
@@ -99,7 +98,7 @@ LogicalResult lowerToLLVMDialect(ModuleOp module,
 /// Writes a C header declaring `_mlir_ciface_<name>` for every public
 /// function of `module` (which must not be lowered yet), with the memref
 /// descriptor structs they take, and for functions with shape checks
-/// (insertShapeChecks) the checked `rpe_<name>` / `rpe_<name>_check`.
+/// (prepareInputModule) the checked `rpe_<name>` / `rpe_<name>_check`.
 /// `device` (--target=nvptx): memrefs live in device memory, and every
 /// entry point also gets `rpe_<name>_on_stream` (the caller's CUstream) and
 /// `rpe_<name>_host` (host memory in and out, copied) over
