@@ -30,6 +30,7 @@
 #include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
 #include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -60,19 +61,21 @@ using namespace mlir::rpe;
 
 namespace {
 
-/// Whether `v` is computed from `arg` (a block argument) in `v`'s block.
-bool dependsOn(Value v, Value arg) {
-  SmallVector<Value> worklist = {v};
-  DenseSet<Operation *> seen;
-  while (!worklist.empty()) {
-    Value x = worklist.pop_back_val();
-    if (x == arg)
-      return true;
-    Operation *def = x.getDefiningOp();
-    if (def && def->getBlock() == v.getParentBlock() && seen.insert(def).second)
-      llvm::append_range(worklist, def->getOperands());
-  }
-  return false;
+/// Whether `v` is block argument `arg` or computed from it in its block.
+bool dependsOn(Value v, BlockArgument arg) {
+  if (v == arg)
+    return true;
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  options.omitBlockArguments = true;
+  options.filter = [&](Operation *o) {
+    return o->getBlock() == arg.getOwner();
+  };
+  SetVector<Operation *> slice;
+  (void)getBackwardSlice(v, &slice, options);
+  return llvm::any_of(slice, [&](Operation *o) {
+    return llvm::is_contained(o->getOperands(), arg);
+  });
 }
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
@@ -1503,9 +1506,7 @@ void KernelBuilder::build() {
     Block &block = op.getScoreMod().front();
     for (Operation &inner : block.without_terminator()) {
       auto extract = dyn_cast<tensor::ExtractOp>(inner);
-      if (!extract || !llvm::is_contained(diagonals, extract.getTensor()) ||
-          !(extract.getType().isIndex() ||
-            llvm::is_contained(narrowed, extract.getTensor())) ||
+      if (!extract || !bucketDiagonals.contains(extract.getTensor()) ||
           extract.getIndices().front() == block.getArgument(2))
         continue;
       uniformReads.push_back({extract.getResult(), extract.getTensor()});
