@@ -154,3 +154,40 @@ def test_deberta_key_band_edges(c2p):
                                  bucketing, c2p=c2p)
     want = ref.attention(q, k, v, bias=bias, scale=s)
     np.testing.assert_allclose(fn(q, k, v, pq, pk), want, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("cpu", CPUS + ["generic"])
+def test_softmax_exp_accuracy(cpu):
+    """The kernel's exp, seen through two keys: row i scores 0 and x_i, the
+    values are 0 and 1, so the output is e/(1 + e) with e = exp(x_i) for
+    x_i in [-64, 0] (0 below: the kernel flushes exp(x) < exp(-64) = 1.6e-28,
+    which is below 2^-24 of any row sum). Compared with float64: within 3
+    ulp of the f32 result (exp within about 1 ulp, the sum and the
+    division each within one more rounding)."""
+    text = ir.attention((None,) * 4, (None,) * 4, (None,) * 4, scale=1.0,
+                        name="attn")
+    attn = rpe.compile(text, cpu=cpu).attn
+    x = np.concatenate([np.linspace(-70.0, 0.0, 30001),
+                        -np.logspace(-30, np.log10(64.0), 10000),
+                        [0.0, -64.0, np.nextafter(np.float32(-64.0),
+                                                  np.float32(0.0)),
+                         np.nextafter(np.float32(-64.0), np.float32(-65.0))]])
+    x = x.astype(np.float32)
+    d = 4
+    q = np.zeros((1, 1, x.size, d), np.float32)
+    q[0, 0, :, 0] = x
+    k = np.zeros((1, 1, 2, d), np.float32)
+    k[0, 0, 1, 0] = 1.0
+    v = np.zeros((1, 1, 2, d), np.float32)
+    v[0, 0, 1, :] = 1.0
+    out = attn(q, k, v)[0, 0].astype(np.float64)
+    e = np.exp(x.astype(np.float64))
+    want = np.where(x < -64.0, 0.0, e / (1.0 + e))
+    for c in range(d):
+        np.testing.assert_array_equal(out[:, c], out[:, 0])
+    out = out[:, 0]
+    np.testing.assert_array_equal(out[x < -64.0], 0.0)
+    ulp = np.spacing(want.astype(np.float32)).astype(np.float64)
+    err = np.abs(out - want) / ulp
+    worst = int(np.argmax(err))
+    assert err.max() <= 3.0, (x[worst], out[worst], want[worst], err.max())

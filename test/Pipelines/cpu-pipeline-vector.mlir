@@ -15,8 +15,8 @@
 // RUN: rpe-compile %s --emit=llvm --mcpu=skylake-avx512 -O3 -o - | FileCheck %s --check-prefix=LOOPS
 
 // CHECK-LABEL: llvm.func internal @__rpe_attention(
-// W16: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
-// W8: llvm.intr.fma(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
+// W16: llvm.intr.fmuladd(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>
+// W8: llvm.intr.fmuladd(%{{.*}}, %{{.*}}, %{{.*}}) : (vector<8xf32>, vector<8xf32>, vector<8xf32>) -> vector<8xf32>
 // CHECK-NOT: llvm.intr.exp
 // CHECK-NOT: @expf
 

@@ -4,6 +4,7 @@
 // RUN: rpe-opt %s -rpe-vectorize-attention="llvm-unroll=1" | FileCheck %s --check-prefix=UNROLL
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16 permute-reads=1" | FileCheck %s --check-prefix=PERM
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16 permute-reads=1 row-read-prefetch=0 window-read-prefetch=0" | FileCheck %s --check-prefix=PERM0
+// RUN: rpe-opt %s -rpe-vectorize-attention="upstream-exp=1" | FileCheck %s --check-prefix=UPEXP
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=6" 2>&1 | FileCheck %s --check-prefix=BADW
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=8 tile-q=20" 2>&1 | FileCheck %s --check-prefix=BADQ
 // RUN: not rpe-opt %s -rpe-vectorize-attention="key-block=0" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
@@ -31,6 +32,12 @@
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x4x100x64xf32>, %[[K:.*]]: tensor<2x2x130x64xf32>, %[[V:.*]]: tensor<2x2x130x32xf32>)
 // CHECK-NOT: 100x130
 // CHECK-DAG: %[[FLUSH:.*]] = arith.constant dense<-6.400000e+01> : vector<8xf32>
+// CHECK-DAG: %[[LOG2E:.*]] = arith.constant dense<1.44269502> : vector<8xf32>
+// CHECK-DAG: %[[SHIFT:.*]] = arith.constant dense<0x4B400000> : vector<8xf32>
+// CHECK-DAG: %[[LN2HI:.*]] = arith.constant dense<-0.693359375> : vector<8xf32>
+// CHECK-DAG: %[[LN2LO:.*]] = arith.constant dense<2.12194442E-4> : vector<8xf32>
+// CHECK-DAG: %[[C23:.*]] = arith.constant dense<23> : vector<8xi32>
+// CHECK-DAG: %[[ONEBITS:.*]] = arith.constant dense<1065353216> : vector<8xi32>
 // CHECK-DAG: %[[QB:.*]] = bufferization.to_buffer %[[Q]] read_only : tensor<2x4x100x64xf32> to memref<2x4x100x64xf32, strided<[25600, 6400, 64, 1], offset: ?>>
 // CHECK-DAG: %[[KB:.*]] = bufferization.to_buffer %[[K]] read_only
 // CHECK-DAG: %[[VB:.*]] = bufferization.to_buffer %[[V]] read_only
@@ -56,12 +63,24 @@
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<8xf32>
 // CHECK: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
-// exp of scores more than 64 below the running max is flushed to 0 (no
-// denormals in the P·V FMAs).
+// exp(x), x <= 0: x = n ln2 + f, n = round(x log2 e) by the 1.5·2^23
+// shift, f by Cody-Waite (ln2 in two parts), e^f a degree-6 polynomial in
+// f, 2^n from the shifted sum's low bits; scores more than 64 below the
+// running max are flushed to 0 (no denormals in the P·V FMAs).
 // CHECK: %[[X:.*]] = arith.subf %{{.*}}, %{{.*}} : vector<8xf32>
-// CHECK: math.fma
-// CHECK: %[[TINY:.*]] = arith.cmpf olt, %[[X]], %[[FLUSH]] : vector<8xf32>
-// CHECK: arith.select %[[TINY]], %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
+// CHECK-NEXT: %[[T:.*]] = arith.mulf %[[X]], %[[LOG2E]] : vector<8xf32>
+// CHECK-NEXT: %[[R:.*]] = arith.addf %[[T]], %[[SHIFT]] : vector<8xf32>
+// CHECK-NEXT: %[[N:.*]] = arith.subf %[[R]], %[[SHIFT]] : vector<8xf32>
+// CHECK-NEXT: %[[F0:.*]] = vector.fma %[[N]], %[[LN2HI]], %[[X]] : vector<8xf32>
+// CHECK-NEXT: %[[F:.*]] = vector.fma %[[N]], %[[LN2LO]], %[[F0]] : vector<8xf32>
+// CHECK-COUNT-6: vector.fma %{{.*}}, %[[F]], %{{.*}} : vector<8xf32>
+// CHECK-NEXT: %[[BITS:.*]] = arith.bitcast %[[R]] : vector<8xf32> to vector<8xi32>
+// CHECK-NEXT: %[[EXPONENT:.*]] = arith.shli %[[BITS]], %[[C23]] : vector<8xi32>
+// CHECK-NEXT: %[[BIASED:.*]] = arith.addi %[[EXPONENT]], %[[ONEBITS]] : vector<8xi32>
+// CHECK-NEXT: %[[POW2N:.*]] = arith.bitcast %[[BIASED]] : vector<8xi32> to vector<8xf32>
+// CHECK-NEXT: %[[E:.*]] = arith.mulf %{{.*}}, %[[POW2N]] : vector<8xf32>
+// CHECK-NEXT: %[[TINY:.*]] = arith.cmpf olt, %[[X]], %[[FLUSH]] : vector<8xf32>
+// CHECK-NEXT: arith.select %[[TINY]], %{{.*}}, %[[E]] : vector<8xi1>, vector<8xf32>
 // CHECK: memref.load %[[VB]]
 // CHECK: vector.fma
 // CHECK: default {
@@ -73,6 +92,14 @@
 // CHECK: memref.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] : memref<2x4x100x32xf32>
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<2x4x100x32xf32> to tensor<2x4x100x32xf32>
 // CHECK-NOT: math.exp
+
+// With upstream-exp=1 the softmax's exp is upstream's polynomial
+// (math-polynomial-approximation: math.fma, clamps), not rpe's shift.
+// UPEXP-LABEL: func.func @structure
+// UPEXP-NOT: 0x4B400000
+// UPEXP: math.fma
+// UPEXP-NOT: 0x4B400000
+// UPEXP-NOT: math.exp
 // CHECK-NOT: rpe.attention
 // W16-LABEL: func.func @structure
 // NOPF-LABEL: func.func @structure

@@ -158,11 +158,56 @@ private:
   /// 2^31 keys, and keeping them would send the P·V FMAs through denormal
   /// arithmetic (microcode assists: ALiBi at L = 2048 ran 1.5× slower).
   Value exp(OpBuilder &b, Value x) {
-    auto e = math::ExpOp::create(b, loc, x);
-    expOps.push_back(e);
+    Value e;
+    if (opts.upstreamExp) {
+      auto op = math::ExpOp::create(b, loc, x);
+      expOps.push_back(op);
+      e = op;
+    } else {
+      e = expOfFlushRange(b, x);
+    }
     Value tiny = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
                                        splat(b, kExpFlush));
     return arith::SelectOp::create(b, loc, tiny, splat(b, 0.0f), e);
+  }
+  /// exp(x) for kExpFlush <= x <= 0 (NaN for NaN): x = n ln2 + f with
+  /// n = round(x / ln2) (the 1.5·2^23 shift: the sum's low mantissa bits
+  /// hold n), f by Cody-Waite in two FMAs (ln2Hi has 9 significant bits: n ·
+  /// ln2Hi is exact for |n| < 2^15), e^f by a degree-6 polynomial on
+  /// [-ln2/2, ln2/2], times 2^n built from n's bits. Within 1.05 ulp of exp
+  /// on [kExpFlush, 0]; 14 vector ops where upstream's math.exp polynomial
+  /// (made for the whole f32 range: clamps, rounding) takes 21.
+  Value expOfFlushRange(OpBuilder &b, Value x) {
+    // A minimax fit of e^f relative error on [-ln2/2, ln2/2], c0 = c1 = 1.
+    static constexpr float kCoefficients[] = {
+        1.0f,         1.0f,          0.49999991f,  0.16666420f,
+        0.041668225f, 0.0083748158f, 0.0013836846f};
+    constexpr float kShift = 12582912.0f; // 1.5 · 2^23
+    constexpr float kLn2Hi = 0.693359375f;
+    constexpr float kLn2Lo = -2.12194440e-4f;
+    Value r = arith::AddFOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, x, splat(b, 1.44269504088896341f)),
+        splat(b, kShift));
+    Value n = arith::SubFOp::create(b, loc, r, splat(b, kShift));
+    Value f = fma(b, n, splat(b, -kLn2Hi), x);
+    f = fma(b, n, splat(b, -kLn2Lo), f);
+    Value p = splat(b, kCoefficients[6]);
+    for (int k = 5; k >= 0; --k)
+      p = fma(b, p, f, splat(b, kCoefficients[k]));
+    // 2^n: r's bits are those of 1.5 · 2^23 + n, whose low 9 bits shifted
+    // into the exponent field are n (mod 2^9), plus the bias.
+    auto vecI32 = VectorType::get({opts.vectorWidth}, b.getI32Type());
+    Value bits = arith::BitcastOp::create(b, loc, vecI32, r);
+    bits = arith::ShLIOp::create(b, loc, bits, splatI32(b, 23));
+    bits = arith::AddIOp::create(b, loc, bits, splatI32(b, 127 << 23));
+    Value scale = arith::BitcastOp::create(b, loc, vecF32, bits);
+    return arith::MulFOp::create(b, loc, p, scale);
+  }
+  Value splatI32(OpBuilder &b, int32_t v) {
+    auto type = VectorType::get({opts.vectorWidth}, b.getI32Type());
+    return arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getI32IntegerAttr(v)));
   }
   /// The buffer of `tensor`, made once, before the kernel. Identity layout
   /// (gathers flatten it), or with `anyOffset` row-major at any offset: a
@@ -1795,6 +1840,7 @@ struct RPEVectorizeAttentionPass
     options.rowReadPrefetch = rowReadPrefetch;
     options.windowReadPrefetch = windowReadPrefetch;
     options.llvmUnroll = llvmUnroll;
+    options.upstreamExp = upstreamExp;
     if (failed(checkVectorizeAttentionOptions(options, [&] {
           return getOperation()->emitError() << "rpe-vectorize-attention: ";
         })))

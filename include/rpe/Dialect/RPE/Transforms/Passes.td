@@ -608,10 +608,15 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
     × the tile's row vectors (`vector.fma` of a broadcast key element and a
     row of the packed, pre-scaled Qᵀ over the head dimension); the output
     from blocks of `value-block` value rows × row vectors. The softmax
-    reductions run along keys, i.e. across vectors: max, `exp` (a vector
-    polynomial, ≤ 2 ulp) and sums are element-wise. Key tiles and value rows
-    that do not fill a block run one key / one row at a time (static main
-    loops); a tile with fewer rows runs a specialisation with fewer vectors
+    reductions run along keys, i.e. across vectors: max, `exp` and sums are
+    element-wise. `exp` is a vector polynomial for the arguments the online
+    softmax has, x - max <= 0: 0 below -64 (exp(-64) = 1.6e-28 is below
+    2^-24 of any row sum; the flush also keeps denormals out of the P·V
+    FMAs), else a Cody-Waite range reduction and a degree-6 polynomial
+    within 1.05 ulp of exp (`upstream-exp`: upstream's math.exp polynomial,
+    made for the whole f32 range, 50 % more vector ops). Key tiles and value
+    rows that do not fill a block run one key / one row at a time (static
+    main loops); a tile with fewer rows runs a specialisation with fewer vectors
     (`scf.index_switch`), so short queries (decode) compute no padding.
     Plain attention whose query heads sharing a kv head fit one tile
     together (`Lq · H/Hkv <= tile-q`, checked at run time) packs them into
@@ -673,6 +678,11 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
     Option<"llvmUnroll", "llvm-unroll", "bool", /*default=*/"false",
            "Let LLVM unroll the kernel's loops (false: each scf.for of the "
            "kernel carries llvm.loop_annotation<unroll disable>)">,
+    Option<"upstreamExp", "upstream-exp", "bool", /*default=*/"false",
+           "Evaluate the online softmax's exp with upstream's math.exp "
+           "polynomial (for the whole f32 range) instead of rpe's (range "
+           "reduction and a degree-6 polynomial for the arguments in "
+           "[-64, 0] that the kernel evaluates: within 1.05 ulp of exp)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -106,6 +106,9 @@ struct VectorizeAttentionOptions {
   /// register blocks are unrolled already; rpe-apply-loop-annotations
   /// carries the annotation into LLVM IR).
   bool llvmUnroll = false;
+  /// The online softmax's exp by upstream's math.exp polynomial (made for
+  /// the whole f32 range) instead of rpe's for arguments in [-64, 0].
+  bool upstreamExp = false;
 };
 
 /// Checks the options; reports the first problem through `emit`.
