@@ -63,13 +63,12 @@
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<8xf32>
 // CHECK: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
 // CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
-// exp(x), x <= 0: x = n ln2 + f, n = round(x log2 e) by the 1.5·2^23
-// shift, f by Cody-Waite (ln2 in two parts), e^f a degree-6 polynomial in
+// exp(x), x <= 0: x = n ln2 + f, n = round(x log2 e) by an FMA adding
+// 1.5·2^23, f by Cody-Waite (ln2 in two parts), e^f a degree-6 polynomial in
 // f, 2^n from the shifted sum's low bits; scores more than 64 below the
 // running max are flushed to 0 (no denormals in the P·V FMAs).
 // CHECK: %[[X:.*]] = arith.subf %{{.*}}, %{{.*}} : vector<8xf32>
-// CHECK-NEXT: %[[T:.*]] = arith.mulf %[[X]], %[[LOG2E]] : vector<8xf32>
-// CHECK-NEXT: %[[R:.*]] = arith.addf %[[T]], %[[SHIFT]] : vector<8xf32>
+// CHECK-NEXT: %[[R:.*]] = vector.fma %[[X]], %[[LOG2E]], %[[SHIFT]] : vector<8xf32>
 // CHECK-NEXT: %[[N:.*]] = arith.subf %[[R]], %[[SHIFT]] : vector<8xf32>
 // CHECK-NEXT: %[[F0:.*]] = vector.fma %[[N]], %[[LN2HI]], %[[X]] : vector<8xf32>
 // CHECK-NEXT: %[[F:.*]] = vector.fma %[[N]], %[[LN2LO]], %[[F0]] : vector<8xf32>

@@ -171,11 +171,11 @@ private:
     return arith::SelectOp::create(b, loc, tiny, splat(b, 0.0f), e);
   }
   /// exp(x) for kExpFlush <= x <= 0 (NaN for NaN): x = n ln2 + f with
-  /// n = round(x / ln2) (the 1.5·2^23 shift: the sum's low mantissa bits
-  /// hold n), f by Cody-Waite in two FMAs (ln2Hi has 9 significant bits: n ·
-  /// ln2Hi is exact for |n| < 2^15), e^f by a degree-6 polynomial on
+  /// n = round(x / ln2) (an FMA adding 1.5·2^23: the sum's low mantissa
+  /// bits hold n), f by Cody-Waite in two FMAs (ln2Hi has 9 significant bits: n
+  /// · ln2Hi is exact for |n| < 2^15), e^f by a degree-6 polynomial on
   /// [-ln2/2, ln2/2], times 2^n built from n's bits. Within 1.05 ulp of exp
-  /// on [kExpFlush, 0]; 14 vector ops where upstream's math.exp polynomial
+  /// on [kExpFlush, 0]; 13 vector ops where upstream's math.exp polynomial
   /// (made for the whole f32 range: clamps, rounding) takes 21.
   Value expOfFlushRange(OpBuilder &b, Value x) {
     // A minimax fit of e^f relative error on [-ln2/2, ln2/2], c0 = c1 = 1.
@@ -185,10 +185,8 @@ private:
     constexpr float kShift = 12582912.0f; // 1.5 · 2^23
     constexpr float kLn2Hi = 0.693359375f;
     constexpr float kLn2Lo = -2.12194440e-4f;
-    Value r = arith::AddFOp::create(
-        b, loc,
-        arith::MulFOp::create(b, loc, x, splat(b, 1.44269504088896341f)),
-        splat(b, kShift));
+    // One rounding: r = 1.5 · 2^23 + round(x · log2 e) (ulp(r) = 1).
+    Value r = fma(b, x, splat(b, 1.44269504088896341f), splat(b, kShift));
     Value n = arith::SubFOp::create(b, loc, r, splat(b, kShift));
     Value f = fma(b, n, splat(b, -kLn2Hi), x);
     f = fma(b, n, splat(b, -kLn2Lo), f);

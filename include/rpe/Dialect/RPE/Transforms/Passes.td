@@ -614,7 +614,7 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
     2^-24 of any row sum; the flush also keeps denormals out of the P·V
     FMAs), else a Cody-Waite range reduction and a degree-6 polynomial
     within 1.05 ulp of exp (`upstream-exp`: upstream's math.exp polynomial,
-    made for the whole f32 range, 50 % more vector ops). Key tiles and value
+    made for the whole f32 range, 60 % more vector ops). Key tiles and value
     rows that do not fill a block run one key / one row at a time (static
     main loops); a tile with fewer rows runs a specialisation with fewer vectors
     (`scf.index_switch`), so short queries (decode) compute no padding.
