@@ -45,8 +45,11 @@
 // CHECK: scf.forall (%[[B:.*]], %[[H:.*]], %{{.*}}) in (%{{.*}}, %{{.*}}, %[[C7:.*]]) {
 // CHECK-NEXT: memref.alloca_scope {
 // CHECK: %[[QT:.*]] = memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<?x16xf32>
-// CHECK: memref.load %[[QB]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] : memref<2x4x100x64xf32, strided<[25600, 6400, 64, 1], offset: ?>>
-// CHECK: memref.store %{{.*}}, %[[QT]][%{{.*}}, %{{.*}}] : memref<?x16xf32>
+// Qᵀ is packed in 8 × 8 blocks: 8 row reads along d (D = 64: whole
+// vectors), a transpose in registers (3 rounds of 8 shuffles), 8 stores.
+// CHECK-COUNT-8: vector.load %[[QB]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] : memref<2x4x100x64xf32, strided<[25600, 6400, 64, 1], offset: ?>>, vector<8xf32>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK-COUNT-8: vector.store %{{.*}}, %[[QT]][%{{.*}}, %{{.*}}] : memref<?x16xf32>, vector<8xf32>
 // CHECK: scf.index_switch
 // CHECK-NEXT: case 0 {
 // A tile of one row vector reads each K and V row once: it prefetches the
@@ -88,7 +91,13 @@
 // CHECK-NOT: memref.prefetch
 // CHECK: -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 // CHECK-NOT: memref.prefetch
-// CHECK: memref.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] : memref<2x4x100x32xf32>
+// The output in 8 × 8 blocks of Oᵀ: scaled by 1/l, transposed, one row
+// store per row of the tile.
+// CHECK: arith.divf %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-COUNT-24: vector.shuffle
+// CHECK: scf.if
+// CHECK-NEXT: arith.addi
+// CHECK-NEXT: vector.store %{{.*}}, %[[OUT]][%[[B]], %[[H]], %{{.*}}, %{{.*}}] : memref<2x4x100x32xf32>, vector<8xf32>
 // CHECK: bufferization.to_tensor %[[OUT]] restrict writable : memref<2x4x100x32xf32> to tensor<2x4x100x32xf32>
 // CHECK-NOT: math.exp
 
@@ -111,6 +120,27 @@
 func.func @structure(%q: tensor<2x4x100x64xf32>, %k: tensor<2x2x130x64xf32>, %v: tensor<2x2x130x32xf32>) -> tensor<2x4x100x32xf32> {
   %0 = rpe.attention %q, %k, %v : tensor<2x4x100x64xf32>, tensor<2x2x130x64xf32>, tensor<2x2x130x32xf32> -> tensor<2x4x100x32xf32>
   return %0 : tensor<2x4x100x32xf32>
+}
+
+// -----
+
+// Head dimensions that are not a multiple of the width (D = 12, Dv = 20):
+// Qᵀ and Oᵀ get their rows rounded up to 16 and 24, the last block's row
+// reads and row writes are masked to the dimension's end.
+// CHECK-LABEL: func.func @odd_head_dims
+// CHECK: memref.alloca(%c16) {alignment = 64 : i64} : memref<?x16xf32>
+// CHECK: memref.alloca(%c24) {alignment = 64 : i64} : memref<?x16xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c12 step %c8
+// CHECK: %[[REST:.*]] = arith.subi %c12, %{{.*}} : index
+// CHECK: %[[QMASK:.*]] = vector.create_mask %[[REST]] : vector<8xi1>
+// CHECK: vector.maskedload %{{.*}}, %[[QMASK]], %{{.*}} : memref<1x2x?x12xf32, strided<[?, ?, 12, 1], offset: ?>>, vector<8xi1>, vector<8xf32> into vector<8xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c20 step %c8
+// CHECK: %[[VREST:.*]] = arith.subi %c20, %{{.*}} : index
+// CHECK: %[[OMASK:.*]] = vector.create_mask %[[VREST]] : vector<8xi1>
+// CHECK: vector.maskedstore %{{.*}}, %[[OMASK]], %{{.*}} : memref<1x2x?x20xf32>, vector<8xi1>, vector<8xf32>
+func.func @odd_head_dims(%q: tensor<1x2x?x12xf32>, %k: tensor<1x2x?x12xf32>, %v: tensor<1x2x?x20xf32>) -> tensor<1x2x?x20xf32> {
+  %0 = rpe.attention %q, %k, %v : tensor<1x2x?x12xf32>, tensor<1x2x?x12xf32>, tensor<1x2x?x20xf32> -> tensor<1x2x?x20xf32>
+  return %0 : tensor<1x2x?x20xf32>
 }
 
 // -----
@@ -403,7 +433,9 @@ func.func @key_row_window(%q: tensor<1x2x?x8xf32>, %ke: tensor<1x2x?x17xf32>, %n
 // PERM: scf.for %{{.*}} = %c0 to %{{.*}} step %c{{[0-9]+}} iter_args
 // PERM: vector.load %[[SCRATCH]][%{{.*}}, %c0] : memref<64x16xf32>, vector<8xf32>
 // CHECK-LABEL: func.func @query_row_window
-// CHECK-NOT: vector.shuffle
+// CHECK: memref.alloca() {alignment = 64 : i64} : memref<64x16xf32>
+// CHECK-NOT: memref.alloca() {alignment = 64 : i64} : memref<64x16xf32>
+// CHECK: return
 
 func.func @query_row_window(%q: tensor<1x2x?x8xf32>, %qe: tensor<1x2x?x17xf32>) -> tensor<1x2x?x8xf32> {
   %0 = rpe.attention %q, %q, %q : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32> -> tensor<1x2x?x8xf32> {

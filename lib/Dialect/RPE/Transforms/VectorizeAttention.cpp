@@ -202,6 +202,39 @@ private:
     Value scale = arith::BitcastOp::create(b, loc, vecF32, bits);
     return arith::MulFOp::create(b, loc, p, scale);
   }
+  /// The W elements of `buffer` from `indices` along its last dimension, of
+  /// which `count` (or more) are in bounds; lanes past `count` read as 0. A
+  /// plain load when that dimension is a static multiple of W (no
+  /// vector.transfer_read: its mask would need the memref's size after
+  /// memref-to-llvm, for dynamic shapes).
+  Value loadLanes(OpBuilder &b, Value buffer, ValueRange indices, Value count,
+                  Type elem) {
+    auto type = VectorType::get({opts.vectorWidth}, elem);
+    if (lastDimFillsVectors(buffer))
+      return vector::LoadOp::create(b, loc, type, buffer, indices);
+    Value pad = arith::ConstantOp::create(
+        b, loc, DenseElementsAttr::get(type, b.getZeroAttr(elem)));
+    return vector::MaskedLoadOp::create(b, loc, type, buffer, indices,
+                                        lanesBelow(b, count), pad);
+  }
+  /// Stores the lanes of `value` below `count` at `indices` of `buffer`.
+  void storeLanes(OpBuilder &b, Value value, Value buffer, ValueRange indices,
+                  Value count) {
+    if (lastDimFillsVectors(buffer)) {
+      vector::StoreOp::create(b, loc, value, buffer, indices);
+      return;
+    }
+    vector::MaskedStoreOp::create(b, loc, buffer, indices, lanesBelow(b, count),
+                                  value);
+  }
+  bool lastDimFillsVectors(Value buffer) {
+    int64_t n = cast<MemRefType>(buffer.getType()).getShape().back();
+    return !ShapedType::isDynamic(n) && n % opts.vectorWidth == 0;
+  }
+  Value lanesBelow(OpBuilder &b, Value count) {
+    auto type = VectorType::get({opts.vectorWidth}, b.getI1Type());
+    return vector::CreateMaskOp::create(b, loc, type, ValueRange{count});
+  }
   Value splatI32(OpBuilder &b, int32_t v) {
     auto type = VectorType::get({opts.vectorWidth}, b.getI32Type());
     return arith::ConstantOp::create(
@@ -1434,27 +1467,43 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
         scf::YieldOp::create(kb, loc);
       });
 
-  // out[b, h, q0 + i, e] = Oᵀ[e, i] / l[i] (0 for rows that saw no key).
-  Type outType = cast<MemRefType>(outBuf.getType()).getElementType();
+  // out[b, h, q0 + i, e] = Oᵀ[e, i] / l[i] (0 for rows that saw no key). In
+  // W × W blocks: W vectors of Oᵀ scaled, one transpose in registers, a
+  // write (masked past Dv) per row of the tile.
+  auto memType = cast<MemRefType>(outBuf.getType());
+  auto outVec = VectorType::get({w}, memType.getElementType());
   scf::ForOp::create(
-      b, loc, cIdx(b, 0), tq, cIdx(b, 1), ValueRange{},
-      [&](OpBuilder &ib, Location, Value i, ValueRange) {
-        Value l = memref::LoadOp::create(ib, loc, lBuf, i);
-        Value zero = f32Const(ib, loc, 0.0);
-        Value empty =
-            arith::CmpFOp::create(ib, loc, arith::CmpFPredicate::OEQ, l, zero);
-        Value inv = arith::DivFOp::create(ib, loc, f32Const(ib, loc, 1.0), l);
-        inv = arith::SelectOp::create(ib, loc, empty, zero, inv);
-        Value head = hIdx, row = add(ib, q0, i);
-        if (grouped)
-          std::tie(head, row) = groupedRow(ib, i);
+      b, loc, cIdx(b, 0), tq, cIdx(b, w), ValueRange{},
+      [&](OpBuilder &ib, Location, Value i0, ValueRange) {
+        Value l = vector::LoadOp::create(ib, loc, vecF32, lBuf, i0);
+        Value zeroVec = splat(ib, 0.0f);
+        Value empty = arith::CmpFOp::create(ib, loc, arith::CmpFPredicate::OEQ,
+                                            l, zeroVec);
+        Value inv = arith::DivFOp::create(ib, loc, splat(ib, 1.0f), l);
+        inv = arith::SelectOp::create(ib, loc, empty, zeroVec, inv);
         scf::ForOp::create(
-            ib, loc, cIdx(ib, 0), valueDim, cIdx(ib, 1), ValueRange{},
-            [&](OpBuilder &eb, Location, Value e, ValueRange) {
-              Value o = memref::LoadOp::create(eb, loc, oT, ValueRange{e, i});
-              o = arith::MulFOp::create(eb, loc, o, inv);
-              memref::StoreOp::create(eb, loc, castFloat(eb, loc, o, outType),
-                                      outBuf, ValueRange{bIdx, head, row, e});
+            ib, loc, cIdx(ib, 0), valueDim, cIdx(ib, w), ValueRange{},
+            [&](OpBuilder &eb, Location, Value e0, ValueRange) {
+              SmallVector<Value> columns;
+              for (int64_t m = 0; m < w; ++m) {
+                Value o = vector::LoadOp::create(
+                    eb, loc, vecF32, oT,
+                    ValueRange{add(eb, e0, cIdx(eb, m)), i0});
+                columns.push_back(arith::MulFOp::create(eb, loc, o, inv));
+              }
+              SmallVector<Value> rows = transpose(eb, columns);
+              for (int64_t r = 0; r < w; ++r) {
+                Value i = add(eb, i0, cIdx(eb, r));
+                Value inTile = arith::CmpIOp::create(
+                    eb, loc, arith::CmpIPredicate::slt, i, tq);
+                auto ifOp = scf::IfOp::create(eb, loc, inTile);
+                OpBuilder tb = ifOp.getThenBodyBuilder();
+                Value head = hIdx, row = add(tb, q0, i);
+                if (grouped)
+                  std::tie(head, row) = groupedRow(tb, i);
+                storeLanes(tb, castFloat(tb, loc, rows[r], outVec), outBuf,
+                           {bIdx, head, row, e0}, sub(tb, valueDim, e0));
+              }
               scf::YieldOp::create(eb, loc);
             });
         scf::YieldOp::create(ib, loc);
@@ -1707,12 +1756,20 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
 
   hoistTileInvariants(rw);
 
-  // Scratch: Qᵀ (D × TQ), Oᵀ (Dv × TQ), Sᵀ (TK × TQ), m and l (TQ).
+  // Scratch: Qᵀ (D × TQ), Oᵀ (Dv × TQ), Sᵀ (TK × TQ), m and l (TQ). Qᵀ and
+  // Oᵀ have their rows rounded up to a multiple of W: they are filled and
+  // read in W × W blocks.
   auto dyn2 = MemRefType::get({ShapedType::kDynamic, opts.tileQ}, f32);
   IntegerAttr align = rw.getI64IntegerAttr(64);
-  qT = memref::AllocaOp::create(rw, loc, dyn2, ValueRange{headDim},
+  Value wIdx = cIdx(rw, w);
+  Value paddedHeadDim = mul(
+      rw, arith::CeilDivUIOp::create(rw, loc, headDim, wIdx).getResult(), wIdx);
+  Value paddedValueDim =
+      mul(rw, arith::CeilDivUIOp::create(rw, loc, valueDim, wIdx).getResult(),
+          wIdx);
+  qT = memref::AllocaOp::create(rw, loc, dyn2, ValueRange{paddedHeadDim},
                                 ValueRange{}, align);
-  oT = memref::AllocaOp::create(rw, loc, dyn2, ValueRange{valueDim},
+  oT = memref::AllocaOp::create(rw, loc, dyn2, ValueRange{paddedValueDim},
                                 ValueRange{}, align);
   sT = memref::AllocaOp::create(rw, loc,
                                 MemRefType::get({opts.tileK, opts.tileQ}, f32),
@@ -1727,26 +1784,41 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   lBuf = memref::AllocaOp::create(rw, loc, vecBuf, ValueRange{}, ValueRange{},
                                   align);
 
-  // Qᵀ[d, i] = scale · q[b, h, q0 + i, d]; rows past the tile are zero.
+  // Qᵀ[d, i] = scale · q[b, h, q0 + i, d]; rows past the tile are zero. In
+  // W × W blocks: W row reads along d (masked past D), one transpose in
+  // registers, W stores (element-wise, LLVM made scatters of it).
+  Value scaleVec = bcast(rw, scale);
+  Value zeroVec = splat(rw, 0.0f);
+  Type qElem = cast<MemRefType>(qBuf.getType()).getElementType();
   scf::ForOp::create(
-      rw, loc, zero, tileQ, cIdx(rw, 1), ValueRange{},
-      [&](OpBuilder &ib, Location, Value i, ValueRange) {
-        Value inTile =
-            arith::CmpIOp::create(ib, loc, arith::CmpIPredicate::slt, i, tq);
-        Value head = hIdx, row;
-        if (grouped)
-          std::tie(head, row) =
-              groupedRow(ib, minI(ib, i, sub(ib, tq, cIdx(ib, 1))));
-        else
-          row = minI(ib, add(ib, q0, i), sub(ib, lq, cIdx(ib, 1)));
+      rw, loc, zero, tileQ, wIdx, ValueRange{},
+      [&](OpBuilder &ib, Location, Value i0, ValueRange) {
         scf::ForOp::create(
-            ib, loc, cIdx(ib, 0), headDim, cIdx(ib, 1), ValueRange{},
-            [&](OpBuilder &db, Location, Value d, ValueRange) {
-              Value x = loadF32(db, qBuf, {bIdx, head, row, d});
-              x = arith::MulFOp::create(db, loc, x, scale);
-              x = arith::SelectOp::create(db, loc, inTile, x,
-                                          f32Const(db, loc, 0.0));
-              memref::StoreOp::create(db, loc, x, qT, ValueRange{d, i});
+            ib, loc, cIdx(ib, 0), headDim, cIdx(ib, w), ValueRange{},
+            [&](OpBuilder &db, Location, Value d0, ValueRange) {
+              SmallVector<Value> rows;
+              for (int64_t l = 0; l < w; ++l) {
+                Value i = add(db, i0, cIdx(db, l));
+                Value inTile = arith::CmpIOp::create(
+                    db, loc, arith::CmpIPredicate::slt, i, tq);
+                Value head = hIdx, row;
+                if (grouped)
+                  std::tie(head, row) =
+                      groupedRow(db, minI(db, i, sub(db, tq, cIdx(db, 1))));
+                else
+                  row = minI(db, add(db, q0, i), sub(db, lq, cIdx(db, 1)));
+                Value x = loadLanes(db, qBuf, {bIdx, head, row, d0},
+                                    sub(db, headDim, d0), qElem);
+                x = arith::MulFOp::create(
+                    db, loc, castFloat(db, loc, x, vecF32), scaleVec);
+                rows.push_back(
+                    arith::SelectOp::create(db, loc, inTile, x, zeroVec));
+              }
+              SmallVector<Value> columns = transpose(db, rows);
+              for (int64_t m = 0; m < w; ++m)
+                vector::StoreOp::create(
+                    db, loc, columns[m], qT,
+                    ValueRange{add(db, d0, cIdx(db, m)), i0});
               scf::YieldOp::create(db, loc);
             });
         scf::YieldOp::create(ib, loc);
