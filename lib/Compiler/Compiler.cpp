@@ -144,8 +144,17 @@ static size_t skipTrivia(StringRef text, size_t p) {
   return p;
 }
 
+/// Whether the decimal digits `digits` (of a negative number if `negative`)
+/// are an int64: the parser's DenseI64ArrayAttr fails on larger ones too.
+static bool fitsInt64(StringRef digits, bool negative) {
+  digits = digits.ltrim('0');
+  StringRef limit = negative ? "9223372036854775808" : "9223372036854775807";
+  return digits.size() < limit.size() ||
+         (digits.size() == limit.size() && digits <= limit);
+}
+
 /// Whether a well-formed `[` integer list `]` starts at `p` (MLIR's
-/// DenseI64ArrayAttr syntax): `[]`, `[1]`, `[0, -2, 3]`.
+/// DenseI64ArrayAttr syntax): `[]`, `[1]`, `[0, -2, 3]`, each an int64.
 static bool isIntegerList(StringRef text, size_t p) {
   size_t n = text.size();
   if (p >= n || text[p] != '[')
@@ -154,12 +163,14 @@ static bool isIntegerList(StringRef text, size_t p) {
   if (p < n && text[p] == ']')
     return true;
   while (p < n) {
-    if (text[p] == '-')
+    bool negative = text[p] == '-';
+    if (negative)
       p = skipTrivia(text, p + 1);
     size_t digits = p;
     while (p < n && llvm::isDigit(text[p]))
       ++p;
-    if (p == digits || (p < n && isIdentifierChar(text[p])))
+    if (p == digits || (p < n && isIdentifierChar(text[p])) ||
+        !fitsInt64(text.slice(digits, p), negative))
       return false;
     p = skipTrivia(text, p);
     if (p < n && text[p] == ']')
@@ -218,8 +229,8 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
         continue;
       return errorAt(start)
              << "expected '" << word
-             << " = [' integers ']' (MLIR 22's parser crashes on a malformed "
-                "one)";
+             << " = [' 64-bit integers ']' (MLIR 22's parser crashes on a "
+                "malformed one)";
     }
     if (word != "array")
       continue;

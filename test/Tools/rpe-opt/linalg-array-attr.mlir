@@ -7,9 +7,17 @@
 // RUN: not rpe-compile %rpe_src_root/fuzz/regressions/pipeline/linalg-transpose-malformed-permutation.mlir -o %t.o 2>&1 | FileCheck %s --check-prefix=TRANSPOSE --implicit-check-not="Stack dump"
 // RUN: not rpe-opt %S/Inputs/linalg-broadcast-bad-dimensions.mlir 2>&1 | FileCheck %s --check-prefix=BROADCAST --implicit-check-not="Stack dump"
 // RUN: not rpe-opt %S/Inputs/linalg-reduce-bad-dimensions.mlir 2>&1 | FileCheck %s --check-prefix=REDUCE --implicit-check-not="Stack dump"
-// TRANSPOSE: linalg-transpose-malformed-permutation.mlir:2:78: error: expected 'permutation = [' integers ']' (MLIR 22's parser crashes on a malformed one)
-// BROADCAST: linalg-broadcast-bad-dimensions.mlir:2:76: error: expected 'dimensions = [' integers ']'
-// REDUCE: linalg-reduce-bad-dimensions.mlir:2:73: error: expected 'dimensions = [' integers ']'
+// An integer beyond int64 in the list (the fuzzer's second find): the same.
+// RUN: not rpe-opt %rpe_src_root/fuzz/regressions/pipeline/linalg-transpose-permutation-overflow.mlir 2>&1 | FileCheck %s --check-prefix=OVERFLOW --implicit-check-not="Stack dump"
+// RUN: not rpe-compile %rpe_src_root/fuzz/regressions/pipeline/linalg-transpose-permutation-overflow.mlir -o %t.o 2>&1 | FileCheck %s --check-prefix=OVERFLOW --implicit-check-not="Stack dump"
+// The int64 limits themselves pass the scan; the verifier rejects them.
+// RUN: not rpe-opt %S/Inputs/linalg-transpose-int64-limits.mlir 2>&1 | FileCheck %s --check-prefix=LIMITS --implicit-check-not="Stack dump"
+// TRANSPOSE: linalg-transpose-malformed-permutation.mlir:2:78: error: expected 'permutation = [' 64-bit integers ']' (MLIR 22's parser crashes on a malformed one)
+// BROADCAST: linalg-broadcast-bad-dimensions.mlir:2:76: error: expected 'dimensions = [' 64-bit integers ']'
+// REDUCE: linalg-reduce-bad-dimensions.mlir:2:73: error: expected 'dimensions = [' 64-bit integers ']'
+// OVERFLOW: linalg-transpose-permutation-overflow.mlir:2:78: error: expected 'permutation = [' 64-bit integers ']'
+// LIMITS-NOT: 64-bit integers
+// LIMITS: linalg-transpose-int64-limits.mlir:2:8: error: 'linalg.transpose' op
 
 // Well-formed lists (and malformed ones in comments or strings:
 // permutation = [oops) still parse.
