@@ -148,7 +148,9 @@ func.func @odd_head_dims(%q: tensor<1x2x?x12xf32>, %k: tensor<1x2x?x12xf32>, %v:
 // A Toeplitz lookup reads a contiguous vector of a padded diagonal (Lq + Lk -
 // 1 + tile-q entries per head, built once with the bucket logarithm);
 // key_lengths and causal bound the key loop; causal keys are masked with a
-// lane comparison (i32 lanes against key - first row position).
+// lane comparison (i32 lanes against key - first row position), only in
+// key blocks whose last key lies past the tile's first row position: the
+// others (every row sees every key) take the branch without the mask.
 // CHECK-LABEL: func.func @toeplitz
 // CHECK-SAME: %[[LEN:[a-z0-9]+]]: tensor<1xi32>)
 // CHECK: %[[DIAG:.*]] = linalg.generic
@@ -159,9 +161,17 @@ func.func @odd_head_dims(%q: tensor<1x2x?x12xf32>, %k: tensor<1x2x?x12xf32>, %v:
 // CHECK-NOT: math.log
 // CHECK: arith.minsi %{{.*}}, %{{.*}} : index
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[END:.*]] step %{{.*}} {
+// CHECK: %[[NEEDS:[0-9]+]] = arith.cmpi sgt, %{{[0-9]+}}, %{{[0-9]+}} : index
+// CHECK-NEXT: scf.if %[[NEEDS]] -> (vector<8xf32>) {
 // CHECK: vector.load %[[DB]][%{{.*}}, %{{.*}}] : memref<?x?xf32>, vector<8xf32>
+// CHECK: arith.index_cast %{{.*}} : index to i32
 // CHECK: arith.cmpi sgt, %{{.*}}, %{{.*}} : vector<8xi32>
 // CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<8xi1>, vector<8xf32>
+// CHECK: } else {
+// CHECK-NOT: arith.index_cast
+// CHECK: vector.load %[[DB]][%{{.*}}, %{{.*}}] : memref<?x?xf32>, vector<8xf32>
+// CHECK-NOT: arith.index_cast
+// CHECK: scf.yield
 
 func.func @toeplitz(%q: tensor<1x2x60x8xf32>, %k: tensor<1x2x70x8xf32>, %t: tensor<32x2xf32>, %len: tensor<1xi32>) -> tensor<1x2x60x8xf32> {
   %0 = rpe.attention %q, %k, %k key_lengths(%len : tensor<1xi32>) causal scale = 1.0 : tensor<1x2x60x8xf32>, tensor<1x2x70x8xf32>, tensor<1x2x70x8xf32> -> tensor<1x2x60x8xf32> {

@@ -1110,35 +1110,59 @@ SmallVector<Value> KernelBuilder::buildKeyBlock(OpBuilder &b, int64_t numChunks,
         }
         scf::YieldOp::create(nb, loc, next);
       });
-  SmallVector<Value> maxima(tileMax);
-  for (int64_t r = 0; r < keys; ++r) {
-    Value row = add(b, jb, cIdx(b, r));
-    Value key = add(b, k0, row);
-    for (int64_t c = 0; c < numChunks; ++c) {
-      if (fromScratch)
-        scratchKey = row;
-      Value s = vectorizeScore(b, dLoop.getResult(r * numChunks + c), key, c);
-      scratchKey = Value();
-      if (op.getCausal() && grouped) {
-        Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                                             bcast(b, key), groupedPos[c]);
-        s = arith::SelectOp::create(b, loc, hidden, splat(b, kNegInf), s);
-      } else if (op.getCausal()) {
-        // Lane l (query position qPos0 + c·W + l) sees the key when
-        // key <= qPos0 + c·W + l, i.e. l >= key - qPos0 - c·W.
-        Value first = sub(b, key, add(b, qPos0, cIdx(b, c * w)));
-        first = maxI(b, minI(b, first, cIdx(b, w)), cIdx(b, 0));
-        Value first32 =
-            arith::IndexCastOp::create(b, loc, b.getI32Type(), first);
-        Value hidden = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                             iotaI32, bcast(b, first32));
-        s = arith::SelectOp::create(b, loc, hidden, splat(b, kNegInf), s);
+  // The score terms, the causal mask (if `masked`), the running maxima and
+  // the Sᵀ rows of the block's keys.
+  auto finish = [&](OpBuilder &fb, bool masked) {
+    SmallVector<Value> maxima(tileMax);
+    for (int64_t r = 0; r < keys; ++r) {
+      Value row = add(fb, jb, cIdx(fb, r));
+      Value key = add(fb, k0, row);
+      for (int64_t c = 0; c < numChunks; ++c) {
+        if (fromScratch)
+          scratchKey = row;
+        Value s =
+            vectorizeScore(fb, dLoop.getResult(r * numChunks + c), key, c);
+        scratchKey = Value();
+        if (op.getCausal() && grouped) {
+          Value hidden =
+              arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sgt,
+                                    bcast(fb, key), groupedPos[c]);
+          s = arith::SelectOp::create(fb, loc, hidden, splat(fb, kNegInf), s);
+        } else if (op.getCausal() && masked) {
+          // Lane l (query position qPos0 + c·W + l) sees the key when
+          // key <= qPos0 + c·W + l, i.e. l >= key - qPos0 - c·W.
+          Value first = sub(fb, key, add(fb, qPos0, cIdx(fb, c * w)));
+          first = maxI(fb, minI(fb, first, cIdx(fb, w)), cIdx(fb, 0));
+          Value first32 =
+              arith::IndexCastOp::create(fb, loc, fb.getI32Type(), first);
+          Value hidden = arith::CmpIOp::create(
+              fb, loc, arith::CmpIPredicate::slt, iotaI32, bcast(fb, first32));
+          s = arith::SelectOp::create(fb, loc, hidden, splat(fb, kNegInf), s);
+        }
+        maxima[c] = arith::MaximumFOp::create(fb, loc, maxima[c], s);
+        vector::StoreOp::create(fb, loc, s, sT,
+                                ValueRange{row, cIdx(fb, c * w)});
       }
-      maxima[c] = arith::MaximumFOp::create(b, loc, maxima[c], s);
-      vector::StoreOp::create(b, loc, s, sT, ValueRange{row, cIdx(b, c * w)});
     }
+    return maxima;
+  };
+  if (!op.getCausal() || grouped)
+    return finish(b, /*masked=*/false);
+  // Every row of the tile sees a block whose last key is at or before the
+  // tile's first position (most blocks of a long causal attention): its
+  // scores skip the mask. (Each branch builds its own key values: the
+  // per-key cache of vectorizeScore must not reach across them.)
+  Value lastKey = add(b, add(b, k0, jb), cIdx(b, keys - 1));
+  Value needsMask =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, lastKey, qPos0);
+  auto ifOp = scf::IfOp::create(b, loc, ValueRange(tileMax).getTypes(),
+                                needsMask, /*withElseRegion=*/true);
+  for (bool masked : {true, false}) {
+    OpBuilder fb =
+        OpBuilder::atBlockEnd(masked ? ifOp.thenBlock() : ifOp.elseBlock());
+    scf::YieldOp::create(fb, loc, finish(fb, masked));
   }
-  return maxima;
+  return SmallVector<Value>(ifOp.getResults());
 }
 
 /// Oᵀ rows e0 .. e0+rows-1: alpha·Oᵀ + Vᵀ·P over the tk keys of the tile.
