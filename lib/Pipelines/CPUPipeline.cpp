@@ -76,6 +76,7 @@ mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
   v.keyBlock = options.keyBlock > 0 ? options.keyBlock : (wide ? 4 : 2);
   v.valueBlock = options.valueBlock > 0 ? options.valueBlock : (wide ? 4 : 2);
   v.useFMA = cpu.fma;
+  v.decodeRows = options.decodeRows;
   // vpermps: AVX-512F for 16 lanes, AVX2 for 8.
   v.permuteReads = (v.vectorWidth == 16 && cpu.width == 16) ||
                    (v.vectorWidth == 8 && cpu.avx2);
@@ -181,6 +182,7 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
       vec.valueBlock = v.valueBlock;
       vec.fma = v.useFMA;
       vec.prefetch = v.prefetch;
+      vec.decodeRows = v.decodeRows;
       vec.permuteReads = v.permuteReads;
       vec.rowReadPrefetch = v.rowReadPrefetch;
       vec.windowReadPrefetch = v.windowReadPrefetch;

@@ -191,3 +191,40 @@ def test_softmax_exp_accuracy(cpu):
     err = np.abs(out - want) / ulp
     worst = int(np.argmax(err))
     assert err.max() <= 3.0, (x[worst], out[worst], want[worst], err.max())
+
+
+# (B, H, Hkv, Lq, Lk, D, Dv): the decode kernel for 1, 2, 4 and 8 packed
+# rows (Lq · H/Hkv: 1, 2, 3, 4, 5, 8), the grouped tiles past it (12);
+# head dimensions that are and are not multiples of the vector width, key
+# counts that are multiples of no tile, no key at all.
+DECODE_SHAPES = [(2, 4, 4, 1, 77, 16, 16), (1, 8, 4, 1, 130, 12, 20),
+                 (2, 6, 2, 1, 300, 32, 8), (1, 8, 2, 1, 64, 64, 64),
+                 (2, 5, 1, 1, 33, 24, 40), (1, 4, 1, 2, 129, 16, 16),
+                 (2, 6, 2, 4, 17, 8, 8), (1, 2, 2, 1, 0, 16, 16)]
+
+
+@pytest.mark.parametrize("cpu", CPUS + ["generic"])
+@pytest.mark.parametrize("shape", DECODE_SHAPES,
+                         ids=lambda s: "B%dH%dkv%d-%dx%d-D%dDv%d" % s)
+def test_decode_kernel(cpu, shape):
+    """The decode kernel (vectors along the head dimension and along keys)
+    against the NumPy reference: causal with q_offset at the end of the
+    keys, within them and before them (rows that see no key: 0), and
+    key_lengths with a 0 among them."""
+    b, h, hkv, lq, lk, d, dv = shape
+    text = ir.attention((b, h, lq, d), (b, hkv, None, d), (b, hkv, None, dv),
+                        key_lengths=True, q_offset=True, causal=True,
+                        name="attn")
+    attn = rpe.compile(text, cpu=cpu).attn
+    rng = np.random.default_rng(sum(shape))
+    q = rng.standard_normal((b, h, lq, d)).astype(np.float32)
+    k = rng.standard_normal((b, hkv, lk, d)).astype(np.float32)
+    v = rng.standard_normal((b, hkv, lk, dv)).astype(np.float32)
+    for lengths in ([lk] * b, [max(lk - 7, 0), 0][:b] + [lk] * (b - 2)):
+        kl = np.array(lengths, np.int32)
+        for off in (lk - lq, lk // 2, -1):
+            # No key (the reference does not take Lk = 0): rows of 0.
+            want = np.zeros((b, h, lq, dv)) if lk == 0 else ref.attention(
+                q, k, v, key_lengths=kl, q_offset=off, causal=True)
+            np.testing.assert_allclose(attn(q, k, v, kl, off), want,
+                                       rtol=RTOL, atol=ATOL)

@@ -63,6 +63,13 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Value rows per register block of the vector kernel (0: "
                      "per vector width)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> decodeRows{
+      *this, "decode-rows",
+      llvm::cl::desc("Attention without score terms whose query rows per kv "
+                     "head (Lq x group) number at most this runs the decode "
+                     "kernel (vectors along the head dimension and keys; 0: "
+                     "never, at most 16)"),
+      llvm::cl::init(8)};
   PassOptions::Option<int64_t> matmulTileM{
       *this, "matmul-tile-m",
       llvm::cl::desc("Rows of C per register block of the contraction kernel "

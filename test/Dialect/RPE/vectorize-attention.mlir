@@ -9,11 +9,14 @@
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=8 tile-q=20" 2>&1 | FileCheck %s --check-prefix=BADQ
 // RUN: not rpe-opt %s -rpe-vectorize-attention="key-block=0" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
 // RUN: not rpe-opt %s -rpe-vectorize-attention="window-read-prefetch=-1" 2>&1 | FileCheck %s --check-prefix=BADPF
+// RUN: not rpe-opt %s -rpe-vectorize-attention="decode-rows=17" 2>&1 | FileCheck %s --check-prefix=BADDEC
+// RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16 decode-rows=0" | FileCheck %s --check-prefix=NODEC
 
 // BADW: error: rpe-vectorize-attention: vector-width must be a power of two in [1, 64], got 6
 // BADQ: error: rpe-vectorize-attention: tile-q must be a positive multiple of vector-width (8) and at most 16 vectors, got 20
 // BADBLOCK: error: rpe-vectorize-attention: tile-k must be positive and key-block, value-block in [1, 16], got 64, 0, 4
 // BADPF: error: rpe-vectorize-attention: row-read-prefetch and window-read-prefetch must not be negative, got 2, -1
+// BADDEC: error: rpe-vectorize-attention: decode-rows must be in [0, 16], got 17
 
 // The kernel on buffers: read-only buffers of q, k, v (row-major at any
 // offset: a head's slice is read in place), the result allocated once; parallel over (b, h, query tile) = (2, 4, ceil(100 / 16)); Qᵀ packed
@@ -560,21 +563,35 @@ func.func @diagonal_term(%q: tensor<1x2x6x8xf32>, %slopes: tensor<2xf64>) -> ten
 // -----
 
 // Plain attention (no score terms): when the rows of all query heads that
-// share a kv head fit one tile (Lq · H/Hkv <= tile-q: decode), one tile per
-// (batch, kv head) packs them (packed row p: head hk·4 + p / Lq, row
-// p mod Lq), so K and V are read once per kv head; the causal mask compares
-// each lane's own position. Otherwise, one head per tile.
+// share a kv head fit one tile (Lq · H/Hkv <= tile-q), one tile per (batch,
+// kv head) packs them (packed row p: head hk·4 + p / Lq, row p mod Lq), so K
+// and V are read once per kv head; the causal mask compares each lane's own
+// position. Otherwise, one head per tile. Up to decode-rows (8) rows, the
+// decode kernel runs instead, for the least of 1, 2, 4, 8 rows that holds
+// them (see @decode_kernel).
 // CHECK-LABEL: func.func @grouped_decode
 // CHECK-SAME: (%[[Q:.*]]: tensor<1x8x?x16xf32>, %[[K:.*]]: tensor<1x2x?x16xf32>, %[[OFF:.*]]: index)
 // CHECK-DAG: %[[C4:.*]] = arith.constant 4 : index
 // CHECK-DAG: %[[C16:.*]] = arith.constant 16 : index
 // CHECK: %[[LQ:.*]] = tensor.dim %[[Q]], %{{.*}} : tensor<1x8x?x16xf32>
 // CHECK: %[[ROWS:.*]] = arith.muli %[[LQ]], %{{.*}} : index
-// CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[ROWS]], %[[C16]] : index
 // CHECK: %[[SOME:.*]] = arith.cmpi ugt, %[[LQ]], %{{.*}} : index
+// CHECK: %[[FITS:.*]] = arith.cmpi ule, %[[ROWS]], %[[C16]] : index
 // CHECK: %[[GROUPED:.*]] = arith.andi %[[FITS]], %[[SOME]] : i1
 // CHECK: scf.if %[[GROUPED]] {
-// CHECK: scf.forall (%{{.*}}, %[[HK:.*]], %{{.*}}) in (%{{.*}}, %{{.*}}, %{{.*}}) {
+// CHECK: arith.cmpi ule, %[[ROWS]], %{{.*}} : index
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}) {
+// CHECK: } else {
+// CHECK-NEXT: arith.cmpi ule, %[[ROWS]], %{{.*}} : index
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}) {
+// CHECK: } else {
+// CHECK-NEXT: arith.cmpi ule, %[[ROWS]], %[[C4]] : index
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}) {
+// CHECK: } else {
+// CHECK-NEXT: arith.cmpi ule, %[[ROWS]], %{{.*}} : index
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (%{{.*}}, %{{.*}}) {
+// CHECK: } else {
+// CHECK-NEXT: scf.forall (%{{.*}}, %[[HK:.*]], %{{.*}}) in (%{{.*}}, %{{.*}}, %{{.*}}) {
 // CHECK: arith.divui %{{.*}}, %[[LQ]] : index
 // CHECK: arith.remui %{{.*}}, %[[LQ]] : index
 // CHECK: arith.remui %{{.*}}, %{{.*}} : vector<8xindex>
@@ -582,7 +599,52 @@ func.func @diagonal_term(%q: tensor<1x2x6x8xf32>, %slopes: tensor<2xf64>) -> ten
 // CHECK: } else {
 // CHECK: scf.forall
 // CHECK: arith.cmpi sgt, %{{.*}}, %{{.*}} : vector<8xi32>
+// Without the decode kernel: grouped tiles from 1 row.
+// NODEC-LABEL: func.func @grouped_decode
+// NODEC: %[[GROUPED:.*]] = arith.andi
+// NODEC-NEXT: scf.if %[[GROUPED]] {
+// NODEC-NEXT: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in
+// NODEC-NOT: vector.reduction
+// NODEC: return
 func.func @grouped_decode(%q: tensor<1x8x?x16xf32>, %k: tensor<1x2x?x16xf32>, %off: index) -> tensor<1x8x?x16xf32> {
   %0 = rpe.attention %q, %k, %k q_offset(%off) causal : tensor<1x8x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x8x?x16xf32>
   return %0 : tensor<1x8x?x16xf32>
+}
+
+// -----
+
+// The decode kernel (at most 4 rows here: Lq = 1, group 4): one iteration
+// per (batch, kv head); per key, the dot products of the 4 rows as vectors
+// along the head dimension (K read row by row, one vector load per W
+// elements) into partial sums; then W keys at a time their lanes summed
+// across (log2 W rounds of two shuffles and an add) into a vector of scores
+// along keys, masked past each row's key end; the row max and sum are
+// reductions; Σ_j p·v with V rows as vectors (4 rows × 4 vectors of
+// accumulators); nothing of size Lq×Lk (the scratch: 4 × 64 × 8 partial
+// sums, 4 × 64 probabilities).
+// CHECK-LABEL: func.func @decode_kernel
+// CHECK: memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<4x?xf32>
+// CHECK-DAG: memref.alloca() {alignment = 64 : i64} : memref<4x64x8xf32>
+// CHECK-DAG: memref.alloca() {alignment = 64 : i64} : memref<4x64xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: %[[KV:.*]] = vector.load %{{.*}} : memref<1x2x?x16xf32, strided<{{.*}}>>, vector<8xf32>
+// CHECK-COUNT-4: vector.fma %[[KV]], %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK: vector.store %{{.*}} : memref<4x64x8xf32>, vector<8xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
+// CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 8, 2, 10, 4, 12, 6, 14] : vector<8xf32>, vector<8xf32>
+// CHECK: %[[SEEN:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: arith.select %[[SEEN]]
+// CHECK: vector.reduction <maximumf>, %{{.*}} : vector<8xf32> into f32
+// CHECK: vector.reduction <add>, %{{.*}} : vector<8xf32> into f32
+// CHECK-COUNT-16: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// CHECK-NOT: memref<{{.*}}?x?xf32>
+// CHECK: return
+// NODEC-LABEL: func.func @decode_kernel
+// NODEC-NOT: vector.reduction
+// NODEC: return
+func.func @decode_kernel(%q: tensor<1x8x1x16xf32>, %k: tensor<1x2x?x16xf32>, %off: index) -> tensor<1x8x1x16xf32> {
+  %0 = rpe.attention %q, %k, %k q_offset(%off) causal : tensor<1x8x1x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x8x1x16xf32>
+  return %0 : tensor<1x8x1x16xf32>
 }

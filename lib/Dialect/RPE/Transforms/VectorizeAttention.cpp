@@ -48,6 +48,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <limits>
+#include <numeric>
 
 namespace mlir {
 namespace rpe {
@@ -356,6 +357,12 @@ private:
   /// The parallel loop over (batch, head, query tile), or over (batch, kv
   /// head) with grouped tiles, and everything in it.
   scf::ForallOp buildForall(bool groupedTiles);
+  /// The decode kernel: the parallel loop over (batch, kv head), each
+  /// iteration the packed query rows of its kv head (at most `numRows`).
+  scf::ForallOp buildDecodeForall(int64_t numRows);
+  /// Lane x of the result is the sum of the lanes of `vectors[x]` (W
+  /// vectors): log2 W rounds of two shuffles and an add per pair.
+  Value sumAcross(OpBuilder &b, ArrayRef<Value> vectors);
   /// (query head, row) of packed row `p` of a grouped tile.
   std::pair<Value, Value> groupedRow(OpBuilder &b, Value p) {
     Value h = add(b, mul(b, hkIdx, group),
@@ -1676,13 +1683,30 @@ void KernelBuilder::build() {
   if (groupable) {
     // Lq > 0 too: the grouped rows divide by Lq (no query row: no tile).
     Value rows = mul(rw, lq, group);
-    Value fit = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ule, rows,
-                                      cIdx(rw, opts.tileQ));
     Value some = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ugt, lq,
                                        cIdx(rw, 0));
-    Value fits = arith::AndIOp::create(rw, loc, fit, some);
-    auto ifOp = scf::IfOp::create(rw, loc, fits, /*withElseRegion=*/true);
+    auto fitsIn = [&](int64_t n) -> Value {
+      Value fit = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ule,
+                                        rows, cIdx(rw, n));
+      return arith::AndIOp::create(rw, loc, fit, some);
+    };
+    auto ifOp =
+        scf::IfOp::create(rw, loc, fitsIn(opts.tileQ), /*withElseRegion=*/true);
     rw.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    // At most decodeRows rows: the decode kernel for the least power of two
+    // of rows (or decodeRows) that holds them; else grouped tiles.
+    SmallVector<int64_t> decodeSizes;
+    for (int64_t n = 1; n < opts.decodeRows; n *= 2)
+      decodeSizes.push_back(n);
+    if (opts.decodeRows > 0)
+      decodeSizes.push_back(opts.decodeRows);
+    for (int64_t n : decodeSizes) {
+      auto decode =
+          scf::IfOp::create(rw, loc, fitsIn(n), /*withElseRegion=*/true);
+      rw.setInsertionPoint(decode.thenBlock()->getTerminator());
+      buildDecodeForall(n);
+      rw.setInsertionPoint(decode.elseBlock()->getTerminator());
+    }
     buildForall(true);
     rw.setInsertionPoint(ifOp.elseBlock()->getTerminator());
     buildForall(false);
@@ -1875,6 +1899,310 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   return forall;
 }
 
+Value KernelBuilder::sumAcross(OpBuilder &b, ArrayRef<Value> vectors) {
+  int64_t w = opts.vectorWidth;
+  SmallVector<Value> v(vectors);
+  // Round with half-width h pairs x = v[k] and y = v[k + n/2]: in every
+  // block of 2h lanes, the lower h take x's two halves of the block summed,
+  // the upper h y's. After the last round lane x holds all of vectors[x].
+  for (int64_t h = w / 2; h >= 1; h /= 2) {
+    SmallVector<int64_t> lo(w), hi(w);
+    for (int64_t lane = 0; lane < w; ++lane) {
+      int64_t block = lane / (2 * h) * (2 * h), off = lane % (2 * h);
+      bool fromY = off >= h;
+      int64_t at = block + (fromY ? off - h : off) + (fromY ? w : 0);
+      lo[lane] = at;
+      hi[lane] = at + h;
+    }
+    int64_t n = v.size() / 2;
+    SmallVector<Value> next;
+    for (int64_t k = 0; k < n; ++k) {
+      Value a = vector::ShuffleOp::create(b, loc, v[k], v[k + n], lo);
+      Value c = vector::ShuffleOp::create(b, loc, v[k], v[k + n], hi);
+      next.push_back(arith::AddFOp::create(b, loc, a, c));
+    }
+    v = std::move(next);
+  }
+  return v.front();
+}
+
+scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
+  int64_t w = opts.vectorWidth;
+  // Keys per tile: whole vectors of keys.
+  int64_t tileK = llvm::alignTo(opts.tileK, w);
+  grouped = true;
+  auto forall =
+      scf::ForallOp::create(rw, loc, ArrayRef<OpFoldResult>{batch, kvHeads},
+                            ValueRange{}, std::nullopt);
+  rw.setInsertionPointToStart(forall.getBody());
+  auto scope = memref::AllocaScopeOp::create(rw, loc, TypeRange{});
+  Block *scopeBody = rw.createBlock(&scope.getBodyRegion());
+  rw.setInsertionPointToStart(scopeBody);
+  memref::AllocaScopeReturnOp::create(rw, loc);
+  rw.setInsertionPointToStart(scopeBody);
+  bIdx = forall.getInductionVars()[0];
+  hkIdx = forall.getInductionVars()[1];
+  hIdx = Value();
+  SmallVector<int32_t> lanes(w);
+  std::iota(lanes.begin(), lanes.end(), 0);
+  iotaI32 = arith::ConstantOp::create(
+      rw, loc,
+      DenseElementsAttr::get(VectorType::get({w}, rw.getI32Type()),
+                             ArrayRef<int32_t>(lanes)));
+
+  // Row r of the kv head: packed row min(r, Lq·group - 1) (the rows past the
+  // last repeat it and are not written), its key end.
+  Value rows = mul(rw, lq, group);
+  Value length;
+  if (lenBuf)
+    length = arith::IndexCastOp::create(
+        rw, loc, rw.getIndexType(),
+        memref::LoadOp::create(rw, loc, lenBuf, bIdx).getResult());
+  SmallVector<Value> heads, qRows, ends;
+  kEnd = cIdx(rw, 0);
+  for (int64_t r = 0; r < numRows; ++r) {
+    auto [head, row] =
+        groupedRow(rw, minI(rw, cIdx(rw, r), sub(rw, rows, cIdx(rw, 1))));
+    heads.push_back(head);
+    qRows.push_back(row);
+    Value causalEnd;
+    if (op.getCausal())
+      causalEnd = add(rw, buildQueryPosition(rw, loc, row, op.getQOffset()),
+                      cIdx(rw, 1));
+    ends.push_back(buildKeyEnd(rw, loc, lk, length, causalEnd));
+    kEnd = maxI(rw, kEnd, ends.back());
+  }
+
+  // Scratch: the scaled query rows and the output rows (rounded up to W),
+  // the per-key partial dot products, the scores / probabilities.
+  Value wIdx = cIdx(rw, w);
+  auto rounded = [&](Value n) -> Value {
+    return mul(rw, arith::CeilDivUIOp::create(rw, loc, n, wIdx), wIdx);
+  };
+  Value dPad = rounded(headDim), dvPad = rounded(valueDim);
+  IntegerAttr align = rw.getI64IntegerAttr(64);
+  auto rowsType = MemRefType::get({numRows, ShapedType::kDynamic}, f32);
+  Value qS = memref::AllocaOp::create(rw, loc, rowsType, ValueRange{dPad},
+                                      ValueRange{}, align);
+  Value oS = memref::AllocaOp::create(rw, loc, rowsType, ValueRange{dvPad},
+                                      ValueRange{}, align);
+  Value partial = memref::AllocaOp::create(
+      rw, loc, MemRefType::get({numRows, tileK, w}, f32), ValueRange{},
+      ValueRange{}, align);
+  Value pS =
+      memref::AllocaOp::create(rw, loc, MemRefType::get({numRows, tileK}, f32),
+                               ValueRange{}, ValueRange{}, align);
+
+  Value zero = cIdx(rw, 0);
+  Value scaleVec = bcast(rw, scale);
+  for (int64_t r = 0; r < numRows; ++r) {
+    Value rIdx = cIdx(rw, r);
+    scf::ForOp::create(
+        rw, loc, zero, dPad, wIdx, ValueRange{},
+        [&](OpBuilder &db, Location, Value d0, ValueRange) {
+          Value x = loadLanes(db, qBuf, {bIdx, heads[r], qRows[r], d0},
+                              sub(db, headDim, d0));
+          x = arith::MulFOp::create(db, loc, castFloat(db, loc, x, vecF32),
+                                    scaleVec);
+          vector::StoreOp::create(db, loc, x, qS, ValueRange{rIdx, d0});
+          scf::YieldOp::create(db, loc);
+        });
+    scf::ForOp::create(rw, loc, zero, dvPad, wIdx, ValueRange{},
+                       [&](OpBuilder &eb, Location, Value e0, ValueRange) {
+                         vector::StoreOp::create(eb, loc, splat(eb, 0.0f), oS,
+                                                 ValueRange{rIdx, e0});
+                         scf::YieldOp::create(eb, loc);
+                       });
+  }
+
+  // Running max and sum per row, carried through the key tiles.
+  SmallVector<Value> init(
+      numRows, arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(kNegInf)));
+  init.append(numRows,
+              arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0)));
+  auto scalarExp = [&](OpBuilder &b, Value x) {
+    return vector::ExtractOp::create(b, loc, exp(b, bcast(b, x)), 0);
+  };
+  Value tileKIdx = cIdx(rw, tileK);
+  auto keyTiles = scf::ForOp::create(
+      rw, loc, zero, kEnd, tileKIdx, init,
+      [&](OpBuilder &kb, Location, Value k0, ValueRange ml) {
+        Value tk = minI(kb, tileKIdx, sub(kb, kEnd, k0));
+        if (opts.prefetch)
+          prefetchKeyTile(kb, add(kb, k0, tileKIdx));
+        // partial[r, j] = Σ_d-vectors q[r, d] · k[k0 + j, d] (lane-wise).
+        scf::ForOp::create(
+            kb, loc, cIdx(kb, 0), tk, cIdx(kb, 1), ValueRange{},
+            [&](OpBuilder &jb, Location, Value j, ValueRange) {
+              Value key = add(jb, k0, j);
+              SmallVector<Value> acc(numRows, splat(jb, 0.0f));
+              auto dLoop = scf::ForOp::create(
+                  jb, loc, cIdx(jb, 0), dPad, cIdx(jb, w), acc,
+                  [&](OpBuilder &db, Location, Value d0, ValueRange a) {
+                    Value kv =
+                        castFloat(db, loc,
+                                  loadLanes(db, kBuf, {bIdx, hkIdx, key, d0},
+                                            sub(db, headDim, d0)),
+                                  vecF32);
+                    SmallVector<Value> next;
+                    for (int64_t r = 0; r < numRows; ++r) {
+                      Value q = vector::LoadOp::create(
+                          db, loc, vecF32, qS, ValueRange{cIdx(db, r), d0});
+                      next.push_back(fma(db, kv, q, a[r]));
+                    }
+                    scf::YieldOp::create(db, loc, next);
+                  });
+              for (int64_t r = 0; r < numRows; ++r)
+                vector::StoreOp::create(
+                    jb, loc, dLoop.getResult(r), partial,
+                    ValueRange{cIdx(jb, r), j, cIdx(jb, 0)});
+              scf::YieldOp::create(jb, loc);
+            });
+        SmallVector<Value> next(numRows * 2), alpha;
+        for (int64_t r = 0; r < numRows; ++r) {
+          Value rIdx = cIdx(kb, r);
+          // Scores of W keys at a time (keys past the row's end: -inf).
+          auto scores = scf::ForOp::create(
+              kb, loc, cIdx(kb, 0), tk, wIdx, ValueRange{splat(kb, kNegInf)},
+              [&](OpBuilder &sb, Location, Value j0, ValueRange mx) {
+                SmallVector<Value> parts;
+                for (int64_t x = 0; x < w; ++x)
+                  parts.push_back(vector::LoadOp::create(
+                      sb, loc, vecF32, partial,
+                      ValueRange{rIdx, add(sb, j0, cIdx(sb, x)), cIdx(sb, 0)}));
+                Value s = sumAcross(sb, parts);
+                Value seen = sub(sb, ends[r], add(sb, k0, j0));
+                seen = maxI(sb, minI(sb, seen, wIdx), cIdx(sb, 0));
+                Value visible = arith::CmpIOp::create(
+                    sb, loc, arith::CmpIPredicate::slt, iotaI32,
+                    bcast(sb, arith::IndexCastOp::create(
+                                  sb, loc, sb.getI32Type(), seen)));
+                s = arith::SelectOp::create(sb, loc, visible, s,
+                                            splat(sb, kNegInf));
+                vector::StoreOp::create(sb, loc, s, pS, ValueRange{rIdx, j0});
+                scf::YieldOp::create(
+                    sb, loc,
+                    ValueRange{arith::MaximumFOp::create(sb, loc, mx[0], s)});
+              });
+          Value tileMax = vector::ReductionOp::create(
+              kb, loc, vector::CombiningKind::MAXIMUMF, scores.getResult(0));
+          Value mOld = ml[r];
+          Value mNew = arith::MaximumFOp::create(kb, loc, mOld, tileMax);
+          Value negInf =
+              arith::ConstantOp::create(kb, loc, kb.getF32FloatAttr(kNegInf));
+          Value zeroF =
+              arith::ConstantOp::create(kb, loc, kb.getF32FloatAttr(0));
+          Value oldEmpty = arith::CmpFOp::create(
+              kb, loc, arith::CmpFPredicate::OEQ, mOld, negInf);
+          Value a = scalarExp(kb, arith::SubFOp::create(kb, loc, mOld, mNew));
+          alpha.push_back(arith::SelectOp::create(kb, loc, oldEmpty, zeroF, a));
+          Value newEmpty = arith::CmpFOp::create(
+              kb, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+          Value mSafe = bcast(
+              kb, arith::SelectOp::create(kb, loc, newEmpty, zeroF, mNew));
+          auto probs = scf::ForOp::create(
+              kb, loc, cIdx(kb, 0), tk, wIdx, ValueRange{splat(kb, 0.0f)},
+              [&](OpBuilder &pb, Location, Value j0, ValueRange sum) {
+                SmallVector<Value, 2> at = {rIdx, j0};
+                Value s = vector::LoadOp::create(pb, loc, vecF32, pS, at);
+                Value p = exp(pb, arith::SubFOp::create(pb, loc, s, mSafe));
+                vector::StoreOp::create(pb, loc, p, pS, at);
+                scf::YieldOp::create(
+                    pb, loc,
+                    ValueRange{arith::AddFOp::create(pb, loc, sum[0], p)});
+              });
+          Value sum = vector::ReductionOp::create(
+              kb, loc, vector::CombiningKind::ADD, probs.getResult(0));
+          next[r] = mNew;
+          next[numRows + r] = arith::AddFOp::create(
+              kb, loc,
+              arith::MulFOp::create(kb, loc, ml[numRows + r], alpha[r]), sum);
+        }
+        // o[r, e] = alpha[r] · o[r, e] + Σ_j p[r, j] · v[k0 + j, e], in
+        // blocks of `cols` vectors of e (numRows × cols accumulators).
+        int64_t cols = std::max<int64_t>(1, 16 / numRows);
+        auto valueBlocks = [&](Value from, Value to, int64_t n) {
+          scf::ForOp::create(
+              kb, loc, from, to, cIdx(kb, n * w), ValueRange{},
+              [&](OpBuilder &eb, Location, Value e0, ValueRange) {
+                SmallVector<Value> acc, at;
+                for (int64_t c = 0; c < n; ++c)
+                  at.push_back(add(eb, e0, cIdx(eb, c * w)));
+                for (int64_t r = 0; r < numRows; ++r)
+                  for (int64_t c = 0; c < n; ++c)
+                    acc.push_back(arith::MulFOp::create(
+                        eb, loc,
+                        vector::LoadOp::create(eb, loc, vecF32, oS,
+                                               ValueRange{cIdx(eb, r), at[c]}),
+                        bcast(eb, alpha[r])));
+                auto jLoop = scf::ForOp::create(
+                    eb, loc, cIdx(eb, 0), tk, cIdx(eb, 1), acc,
+                    [&](OpBuilder &jb, Location, Value j, ValueRange a) {
+                      Value key = add(jb, k0, j);
+                      SmallVector<Value> v;
+                      for (int64_t c = 0; c < n; ++c)
+                        v.push_back(castFloat(
+                            jb, loc,
+                            loadLanes(jb, vBuf, {bIdx, hkIdx, key, at[c]},
+                                      sub(jb, valueDim, at[c])),
+                            vecF32));
+                      SmallVector<Value> out;
+                      for (int64_t r = 0; r < numRows; ++r) {
+                        Value p = bcast(
+                            jb, memref::LoadOp::create(
+                                    jb, loc, pS, ValueRange{cIdx(jb, r), j}));
+                        for (int64_t c = 0; c < n; ++c)
+                          out.push_back(fma(jb, p, v[c], a[r * n + c]));
+                      }
+                      scf::YieldOp::create(jb, loc, out);
+                    });
+                for (int64_t r = 0; r < numRows; ++r)
+                  for (int64_t c = 0; c < n; ++c)
+                    vector::StoreOp::create(eb, loc, jLoop.getResult(r * n + c),
+                                            oS, ValueRange{cIdx(eb, r), at[c]});
+                scf::YieldOp::create(eb, loc);
+              });
+        };
+        Value block = cIdx(kb, cols * w);
+        Value dvMain =
+            mul(kb, arith::DivUIOp::create(kb, loc, dvPad, block), block);
+        valueBlocks(cIdx(kb, 0), dvMain, cols);
+        valueBlocks(dvMain, dvPad, 1);
+        scf::YieldOp::create(kb, loc, next);
+      });
+
+  // out[b, head, row, e] = o[r, e] / l[r] (0 for rows that saw no key), for
+  // the rows of the kv head.
+  auto outVec =
+      VectorType::get({w}, cast<MemRefType>(outBuf.getType()).getElementType());
+  for (int64_t r = 0; r < numRows; ++r) {
+    Value real = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ult,
+                                       cIdx(rw, r), rows);
+    auto ifOp = scf::IfOp::create(rw, loc, real);
+    OpBuilder tb = ifOp.getThenBodyBuilder();
+    Value l = keyTiles.getResult(numRows + r);
+    Value zeroF = arith::ConstantOp::create(tb, loc, tb.getF32FloatAttr(0));
+    Value empty =
+        arith::CmpFOp::create(tb, loc, arith::CmpFPredicate::OEQ, l, zeroF);
+    Value inv = arith::DivFOp::create(
+        tb, loc, arith::ConstantOp::create(tb, loc, tb.getF32FloatAttr(1)), l);
+    Value invVec =
+        bcast(tb, arith::SelectOp::create(tb, loc, empty, zeroF, inv));
+    scf::ForOp::create(
+        tb, loc, cIdx(tb, 0), valueDim, cIdx(tb, w), ValueRange{},
+        [&](OpBuilder &eb, Location, Value e0, ValueRange) {
+          Value o = vector::LoadOp::create(eb, loc, vecF32, oS,
+                                           ValueRange{cIdx(eb, r), e0});
+          o = arith::MulFOp::create(eb, loc, o, invVec);
+          storeLanes(eb, castFloat(eb, loc, o, outVec), outBuf,
+                     {bIdx, heads[r], qRows[r], e0}, sub(eb, valueDim, e0));
+          scf::YieldOp::create(eb, loc);
+        });
+  }
+  rw.setInsertionPointAfter(forall);
+  return forall;
+}
+
 struct VectorizeAttention : OpRewritePattern<AttentionOp> {
   VectorizeAttention(MLIRContext *ctx, const VectorizeAttentionOptions &options)
       : OpRewritePattern(ctx), options(options) {}
@@ -1910,6 +2238,8 @@ LogicalResult mlir::rpe::checkVectorizeAttentionOptions(
     return emit() << "tile-k must be positive and key-block, value-block in "
                      "[1, 16], got "
                   << o.tileK << ", " << o.keyBlock << ", " << o.valueBlock;
+  if (o.decodeRows < 0 || o.decodeRows > 16)
+    return emit() << "decode-rows must be in [0, 16], got " << o.decodeRows;
   if (o.rowReadPrefetch < 0 || o.windowReadPrefetch < 0)
     return emit() << "row-read-prefetch and window-read-prefetch must not be "
                      "negative, got "
@@ -1935,6 +2265,7 @@ struct RPEVectorizeAttentionPass
     options.valueBlock = valueBlock;
     options.useFMA = fma;
     options.prefetch = prefetch;
+    options.decodeRows = decodeRows;
     options.permuteReads = permuteReads;
     options.rowReadPrefetch = rowReadPrefetch;
     options.windowReadPrefetch = windowReadPrefetch;

@@ -660,6 +660,11 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
            "Prefetch the next key tile's K and V rows in tiles that read "
            "them once (grouped decode tiles, tiles with fewer row vectors "
            "than a full one)">,
+    Option<"decodeRows", "decode-rows", "int64_t", /*default=*/"8",
+           "Plain attention with at most this many query rows per kv head "
+           "(Lq x group) runs the decode kernel: vectors along the head "
+           "dimension and along keys, K and V read row by row (0: never; "
+           "at most 16)">,
     Option<"permuteReads", "permute-reads", "bool", /*default=*/"false",
            "Read a table row at bucket columns that lie within one vector's "
            "width of each other (checked at run time) with a vector load and "

@@ -88,6 +88,10 @@ struct VectorizeAttentionOptions {
   /// Tiles that read each K and V row once (grouped decode tiles, short
   /// queries) prefetch the next key tile's rows.
   bool prefetch = true;
+  /// Plain attention whose query rows of a kv head (Lq × group) number at
+  /// most this runs the decode kernel: vectors along the head dimension and
+  /// along keys, K and V read row by row (0: never; at most 16).
+  int64_t decodeRows = 8;
   /// Reads of a table row at W bucket columns that lie within W consecutive
   /// elements (a key's row of a gather-trick table) become a vector load and
   /// a permute of its lanes, which LLVM turns into one `vpermps` on x86
