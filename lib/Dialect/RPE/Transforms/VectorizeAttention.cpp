@@ -1997,6 +1997,15 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
   Value scaleVec = bcast(rw, scale);
   for (int64_t r = 0; r < numRows; ++r) {
     Value rIdx = cIdx(rw, r);
+    // The scores read W keys' partial sums at a time, past the tile's last
+    // key too (those lanes are masked): never uninitialised memory.
+    scf::ForOp::create(
+        rw, loc, zero, cIdx(rw, tileK), cIdx(rw, 1), ValueRange{},
+        [&](OpBuilder &jb, Location, Value j, ValueRange) {
+          vector::StoreOp::create(jb, loc, splat(jb, 0.0f), partial,
+                                  ValueRange{rIdx, j, cIdx(jb, 0)});
+          scf::YieldOp::create(jb, loc);
+        });
     scf::ForOp::create(
         rw, loc, zero, dPad, wIdx, ValueRange{},
         [&](OpBuilder &db, Location, Value d0, ValueRange) {
@@ -2119,8 +2128,10 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
               arith::MulFOp::create(kb, loc, ml[numRows + r], alpha[r]), sum);
         }
         // o[r, e] = alpha[r] · o[r, e] + Σ_j p[r, j] · v[k0 + j, e], in
-        // blocks of `cols` vectors of e (numRows × cols accumulators).
-        int64_t cols = std::max<int64_t>(1, 16 / numRows);
+        // blocks of `cols` vectors of e: numRows × cols accumulators, 16
+        // of the 32 registers with AVX-512, 8 of 16 below.
+        int64_t accumulators = w >= 16 ? 16 : 8;
+        int64_t cols = std::max<int64_t>(1, accumulators / numRows);
         auto valueBlocks = [&](Value from, Value to, int64_t n) {
           scf::ForOp::create(
               kb, loc, from, to, cIdx(kb, n * w), ValueRange{},
