@@ -357,6 +357,23 @@ private:
   /// The parallel loop over (batch, head, query tile), or over (batch, kv
   /// head) with grouped tiles, and everything in it.
   scf::ForallOp buildForall(bool groupedTiles);
+  /// A parallel loop over `sizes` whose body is one memref.alloca_scope (the
+  /// tile's scratch is freed per iteration); the insertion point of `rw`
+  /// goes into the scope.
+  scf::ForallOp createForall(ArrayRef<OpFoldResult> sizes);
+  /// key_lengths[b] as an index (null without key_lengths).
+  Value keyLength(OpBuilder &b) {
+    if (!lenBuf)
+      return Value();
+    return arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        memref::LoadOp::create(b, loc, lenBuf, bIdx).getResult());
+  }
+  /// `n` rounded up to a multiple of the vector width.
+  Value roundedUp(OpBuilder &b, Value n) {
+    Value w = cIdx(b, opts.vectorWidth);
+    return mul(b, arith::CeilDivUIOp::create(b, loc, n, w), w);
+  }
   /// The decode kernel: the parallel loop over (batch, kv head), each
   /// iteration the packed query rows of its kv head (at most `numRows`).
   scf::ForallOp buildDecodeForall(int64_t numRows);
@@ -1766,17 +1783,8 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   Value numQTiles =
       grouped ? cIdx(rw, 1)
               : arith::CeilDivUIOp::create(rw, loc, lq, tileQ).getResult();
-  auto forall = scf::ForallOp::create(
-      rw, loc,
-      ArrayRef<OpFoldResult>{batch, grouped ? kvHeads : heads, numQTiles},
-      ValueRange{}, std::nullopt);
-  rw.setInsertionPointToStart(forall.getBody());
-  auto scope = memref::AllocaScopeOp::create(rw, loc, TypeRange{});
-  Block *scopeBody = rw.createBlock(&scope.getBodyRegion());
-  rw.setInsertionPointToStart(scopeBody);
-  memref::AllocaScopeReturnOp::create(rw, loc);
-  rw.setInsertionPointToStart(scopeBody);
-
+  scf::ForallOp forall =
+      createForall({batch, grouped ? kvHeads : heads, numQTiles});
   SmallVector<Value> ivs = forall.getInductionVars();
   bIdx = ivs[0];
   hIdx = grouped ? Value() : ivs[1];
@@ -1799,12 +1807,8 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   // is that of row Lq - 1.
   Value rowsEnd = add(rw, qPos0, grouped ? lq : tq);
   Value zero = cIdx(rw, 0);
-  Value length;
-  if (lenBuf)
-    length = arith::IndexCastOp::create(
-        rw, loc, rw.getIndexType(),
-        memref::LoadOp::create(rw, loc, lenBuf, bIdx).getResult());
-  kEnd = buildKeyEnd(rw, loc, lk, length, op.getCausal() ? rowsEnd : Value());
+  kEnd = buildKeyEnd(rw, loc, lk, keyLength(rw),
+                     op.getCausal() ? rowsEnd : Value());
 
   hoistTileInvariants(rw);
 
@@ -1814,14 +1818,10 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   auto dyn2 = MemRefType::get({ShapedType::kDynamic, opts.tileQ}, f32);
   IntegerAttr align = rw.getI64IntegerAttr(64);
   Value wIdx = cIdx(rw, w);
-  auto roundedRows = [&](Value n) -> Value {
-    return mul(rw, arith::CeilDivUIOp::create(rw, loc, n, wIdx), wIdx);
-  };
-  qT = memref::AllocaOp::create(rw, loc, dyn2, ValueRange{roundedRows(headDim)},
-                                ValueRange{}, align);
-  oT = memref::AllocaOp::create(rw, loc, dyn2,
-                                ValueRange{roundedRows(valueDim)}, ValueRange{},
-                                align);
+  qT = memref::AllocaOp::create(
+      rw, loc, dyn2, ValueRange{roundedUp(rw, headDim)}, ValueRange{}, align);
+  oT = memref::AllocaOp::create(
+      rw, loc, dyn2, ValueRange{roundedUp(rw, valueDim)}, ValueRange{}, align);
   sT = memref::AllocaOp::create(rw, loc,
                                 MemRefType::get({opts.tileK, opts.tileQ}, f32),
                                 ValueRange{}, ValueRange{}, align);
@@ -1899,6 +1899,18 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   return forall;
 }
 
+scf::ForallOp KernelBuilder::createForall(ArrayRef<OpFoldResult> sizes) {
+  auto forall =
+      scf::ForallOp::create(rw, loc, sizes, ValueRange{}, std::nullopt);
+  rw.setInsertionPointToStart(forall.getBody());
+  auto scope = memref::AllocaScopeOp::create(rw, loc, TypeRange{});
+  Block *scopeBody = rw.createBlock(&scope.getBodyRegion());
+  rw.setInsertionPointToStart(scopeBody);
+  memref::AllocaScopeReturnOp::create(rw, loc);
+  rw.setInsertionPointToStart(scopeBody);
+  return forall;
+}
+
 Value KernelBuilder::sumAcross(OpBuilder &b, ArrayRef<Value> vectors) {
   int64_t w = opts.vectorWidth;
   SmallVector<Value> v(vectors);
@@ -1931,15 +1943,7 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
   // Keys per tile: whole vectors of keys.
   int64_t tileK = llvm::alignTo(opts.tileK, w);
   grouped = true;
-  auto forall =
-      scf::ForallOp::create(rw, loc, ArrayRef<OpFoldResult>{batch, kvHeads},
-                            ValueRange{}, std::nullopt);
-  rw.setInsertionPointToStart(forall.getBody());
-  auto scope = memref::AllocaScopeOp::create(rw, loc, TypeRange{});
-  Block *scopeBody = rw.createBlock(&scope.getBodyRegion());
-  rw.setInsertionPointToStart(scopeBody);
-  memref::AllocaScopeReturnOp::create(rw, loc);
-  rw.setInsertionPointToStart(scopeBody);
+  scf::ForallOp forall = createForall({batch, kvHeads});
   bIdx = forall.getInductionVars()[0];
   hkIdx = forall.getInductionVars()[1];
   hIdx = Value();
@@ -1953,11 +1957,7 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
   // Row r of the kv head: packed row min(r, Lq·group - 1) (the rows past the
   // last repeat it and are not written), its key end.
   Value rows = mul(rw, lq, group);
-  Value length;
-  if (lenBuf)
-    length = arith::IndexCastOp::create(
-        rw, loc, rw.getIndexType(),
-        memref::LoadOp::create(rw, loc, lenBuf, bIdx).getResult());
+  Value length = keyLength(rw);
   SmallVector<Value> heads, qRows, ends;
   kEnd = cIdx(rw, 0);
   for (int64_t r = 0; r < numRows; ++r) {
@@ -1976,10 +1976,7 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
   // Scratch: the scaled query rows and the output rows (rounded up to W),
   // the per-key partial dot products, the scores / probabilities.
   Value wIdx = cIdx(rw, w);
-  auto rounded = [&](Value n) -> Value {
-    return mul(rw, arith::CeilDivUIOp::create(rw, loc, n, wIdx), wIdx);
-  };
-  Value dPad = rounded(headDim), dvPad = rounded(valueDim);
+  Value dPad = roundedUp(rw, headDim), dvPad = roundedUp(rw, valueDim);
   IntegerAttr align = rw.getI64IntegerAttr(64);
   auto rowsType = MemRefType::get({numRows, ShapedType::kDynamic}, f32);
   Value qS = memref::AllocaOp::create(rw, loc, rowsType, ValueRange{dPad},
