@@ -616,25 +616,30 @@ func.func @grouped_decode(%q: tensor<1x8x?x16xf32>, %k: tensor<1x2x?x16xf32>, %o
 // The decode kernel (at most 4 rows here: Lq = 1, group 4): one iteration
 // per (batch, kv head); per key, the dot products of the 4 rows as vectors
 // along the head dimension (K read row by row, one vector load per W
-// elements) into partial sums; then W keys at a time their lanes summed
-// across (log2 W rounds of two shuffles and an add) into a vector of scores
-// along keys, masked past each row's key end; the row max and sum are
-// reductions; Σ_j p·v with V rows as vectors (4 rows × 4 vectors of
-// accumulators); nothing of size Lq×Lk (the scratch: 4 × 64 × 8 partial
-// sums, 4 × 64 probabilities).
+// elements, shared by the 4 rows) into partial sums; then, in a loop over
+// the rows, W keys at a time their lanes summed across (log2 W rounds of
+// two shuffles and an add) into a vector of scores along keys, masked past
+// the row's key end (create_mask), the row max and sum as reductions;
+// Σ_j p·v with V rows as vectors (4 rows × 4 vectors of accumulators);
+// nothing of size Lq×Lk (the scratch: 4 × 64 × 8 partial sums, 4 × 64
+// probabilities, 4 key ends, maxima, sums and rescale factors).
 // CHECK-LABEL: func.func @decode_kernel
 // CHECK: memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<4x?xf32>
-// CHECK-DAG: memref.alloca() {alignment = 64 : i64} : memref<4x64x8xf32>
-// CHECK-DAG: memref.alloca() {alignment = 64 : i64} : memref<4x64xf32>
-// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<4x?xf32>
+// CHECK-NEXT: %[[PART:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4x64x8xf32>
+// CHECK-NEXT: memref.alloca() {alignment = 64 : i64} : memref<4x64xf32>
+// CHECK-NEXT: %[[ENDS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<4xindex>
+// CHECK-COUNT-3: memref.alloca() {alignment = 64 : i64} : memref<4xf32>
 // CHECK: %[[KV:.*]] = vector.load %{{.*}} : memref<1x2x?x16xf32, strided<{{.*}}>>, vector<8xf32>
 // CHECK-COUNT-4: vector.fma %[[KV]], %{{.*}}, %{{.*}} : vector<8xf32>
-// CHECK: vector.store %{{.*}} : memref<4x64x8xf32>, vector<8xf32>
+// CHECK-COUNT-4: vector.store %{{.*}}, %[[PART]][%{{.*}}, %{{.*}}, %{{.*}}] : memref<4x64x8xf32>, vector<8xf32>
+// CHECK: scf.for %[[R:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: memref.load %[[ENDS]][%[[R]]] : memref<4xindex>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 2, 3, 8, 9, 10, 11] : vector<8xf32>, vector<8xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [4, 5, 6, 7, 12, 13, 14, 15] : vector<8xf32>, vector<8xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 1, 8, 9, 4, 5, 12, 13] : vector<8xf32>, vector<8xf32>
 // CHECK: vector.shuffle %{{.*}}, %{{.*}} [0, 8, 2, 10, 4, 12, 6, 14] : vector<8xf32>, vector<8xf32>
-// CHECK: %[[SEEN:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: %[[SEEN:.*]] = vector.create_mask %{{.*}} : vector<8xi1>
 // CHECK: arith.select %[[SEEN]]
 // CHECK: vector.reduction <maximumf>, %{{.*}} : vector<8xf32> into f32
 // CHECK: vector.reduction <add>, %{{.*}} : vector<8xf32> into f32

@@ -48,7 +48,6 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <limits>
-#include <numeric>
 
 namespace mlir {
 namespace rpe {
@@ -1947,169 +1946,155 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
   bIdx = forall.getInductionVars()[0];
   hkIdx = forall.getInductionVars()[1];
   hIdx = Value();
-  SmallVector<int32_t> lanes(w);
-  std::iota(lanes.begin(), lanes.end(), 0);
-  iotaI32 = arith::ConstantOp::create(
-      rw, loc,
-      DenseElementsAttr::get(VectorType::get({w}, rw.getI32Type()),
-                             ArrayRef<int32_t>(lanes)));
-
-  // Row r of the kv head: packed row min(r, Lq·group - 1) (the rows past the
-  // last repeat it and are not written), its key end.
-  Value rows = mul(rw, lq, group);
-  Value length = keyLength(rw);
-  SmallVector<Value> heads, qRows, ends;
-  kEnd = cIdx(rw, 0);
-  for (int64_t r = 0; r < numRows; ++r) {
-    auto [head, row] =
-        groupedRow(rw, minI(rw, cIdx(rw, r), sub(rw, rows, cIdx(rw, 1))));
-    heads.push_back(head);
-    qRows.push_back(row);
-    Value causalEnd;
-    if (op.getCausal())
-      causalEnd = add(rw, buildQueryPosition(rw, loc, row, op.getQOffset()),
-                      cIdx(rw, 1));
-    ends.push_back(buildKeyEnd(rw, loc, lk, length, causalEnd));
-    kEnd = maxI(rw, kEnd, ends.back());
-  }
 
   // Scratch: the scaled query rows and the output rows (rounded up to W),
-  // the per-key partial dot products, the scores / probabilities.
-  Value wIdx = cIdx(rw, w);
+  // the per-key partial dot products, the scores / probabilities, and per
+  // row its key end, running max, sum and rescale factor. Only the register
+  // blocks (the dot products, Σ p·v) unroll the rows; the rest loops over
+  // them.
+  Value zero = cIdx(rw, 0), one = cIdx(rw, 1);
+  Value numRowsIdx = cIdx(rw, numRows);
   Value dPad = roundedUp(rw, headDim), dvPad = roundedUp(rw, valueDim);
   IntegerAttr align = rw.getI64IntegerAttr(64);
-  auto rowsType = MemRefType::get({numRows, ShapedType::kDynamic}, f32);
-  Value qS = memref::AllocaOp::create(rw, loc, rowsType, ValueRange{dPad},
-                                      ValueRange{}, align);
-  Value oS = memref::AllocaOp::create(rw, loc, rowsType, ValueRange{dvPad},
-                                      ValueRange{}, align);
-  Value partial = memref::AllocaOp::create(
-      rw, loc, MemRefType::get({numRows, tileK, w}, f32), ValueRange{},
-      ValueRange{}, align);
-  Value pS =
-      memref::AllocaOp::create(rw, loc, MemRefType::get({numRows, tileK}, f32),
-                               ValueRange{}, ValueRange{}, align);
+  auto scratch = [&](ArrayRef<int64_t> shape, Type elem, ValueRange sizes) {
+    return memref::AllocaOp::create(rw, loc, MemRefType::get(shape, elem),
+                                    sizes, ValueRange{}, align)
+        .getResult();
+  };
+  int64_t dyn = ShapedType::kDynamic;
+  Value qS = scratch({numRows, dyn}, f32, dPad);
+  Value oS = scratch({numRows, dyn}, f32, dvPad);
+  Value partial = scratch({numRows, tileK, w}, f32, {});
+  Value pS = scratch({numRows, tileK}, f32, {});
+  Value endS = scratch({numRows}, rw.getIndexType(), {});
+  Value mS = scratch({numRows}, f32, {}), lS = scratch({numRows}, f32, {});
+  Value alphaS = scratch({numRows}, f32, {});
+  auto f32Const = [&](OpBuilder &b, float v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  auto forRange = [&](OpBuilder &b, Value from, Value to, Value step,
+                      function_ref<void(OpBuilder &, Value)> body) {
+    scf::ForOp::create(b, loc, from, to, step, ValueRange{},
+                       [&](OpBuilder &nb, Location, Value i, ValueRange) {
+                         body(nb, i);
+                         scf::YieldOp::create(nb, loc);
+                       });
+  };
 
-  Value zero = cIdx(rw, 0);
+  // Row r of the kv head: packed row min(r, Lq·group - 1) (the rows past the
+  // last repeat it and are not written).
+  Value rows = mul(rw, lq, group);
+  auto rowOf = [&](OpBuilder &b, Value r) {
+    return groupedRow(b, minI(b, r, sub(b, rows, cIdx(b, 1))));
+  };
+  Value length = keyLength(rw);
   Value scaleVec = bcast(rw, scale);
-  for (int64_t r = 0; r < numRows; ++r) {
-    Value rIdx = cIdx(rw, r);
-    // The scores read W keys' partial sums at a time, past the tile's last
-    // key too (those lanes are masked): never uninitialised memory.
-    scf::ForOp::create(
-        rw, loc, zero, cIdx(rw, tileK), cIdx(rw, 1), ValueRange{},
-        [&](OpBuilder &jb, Location, Value j, ValueRange) {
-          vector::StoreOp::create(jb, loc, splat(jb, 0.0f), partial,
-                                  ValueRange{rIdx, j, cIdx(jb, 0)});
-          scf::YieldOp::create(jb, loc);
-        });
-    scf::ForOp::create(
-        rw, loc, zero, dPad, wIdx, ValueRange{},
-        [&](OpBuilder &db, Location, Value d0, ValueRange) {
-          Value x = loadLanes(db, qBuf, {bIdx, heads[r], qRows[r], d0},
-                              sub(db, headDim, d0));
+  auto setup = scf::ForOp::create(
+      rw, loc, zero, numRowsIdx, one, ValueRange{zero},
+      [&](OpBuilder &b, Location, Value r, ValueRange end) {
+        auto [head, row] = rowOf(b, r);
+        Value causalEnd;
+        if (op.getCausal())
+          causalEnd = add(b, buildQueryPosition(b, loc, row, op.getQOffset()),
+                          cIdx(b, 1));
+        Value rowEnd = buildKeyEnd(b, loc, lk, length, causalEnd);
+        memref::StoreOp::create(b, loc, rowEnd, endS, r);
+        memref::StoreOp::create(b, loc, f32Const(b, kNegInf), mS, r);
+        memref::StoreOp::create(b, loc, f32Const(b, 0.0f), lS, r);
+        forRange(b, cIdx(b, 0), dPad, cIdx(b, w), [&](OpBuilder &db, Value d0) {
+          Value x =
+              loadLanes(db, qBuf, {bIdx, head, row, d0}, sub(db, headDim, d0));
           x = arith::MulFOp::create(db, loc, castFloat(db, loc, x, vecF32),
                                     scaleVec);
-          vector::StoreOp::create(db, loc, x, qS, ValueRange{rIdx, d0});
-          scf::YieldOp::create(db, loc);
+          vector::StoreOp::create(db, loc, x, qS, ValueRange{r, d0});
         });
-    scf::ForOp::create(rw, loc, zero, dvPad, wIdx, ValueRange{},
-                       [&](OpBuilder &eb, Location, Value e0, ValueRange) {
-                         vector::StoreOp::create(eb, loc, splat(eb, 0.0f), oS,
-                                                 ValueRange{rIdx, e0});
-                         scf::YieldOp::create(eb, loc);
-                       });
-  }
+        forRange(b, cIdx(b, 0), dvPad, cIdx(b, w),
+                 [&](OpBuilder &eb, Value e0) {
+                   vector::StoreOp::create(eb, loc, splat(eb, 0.0f), oS,
+                                           ValueRange{r, e0});
+                 });
+        // The scores read W keys' partial sums at a time, past the tile's
+        // last key too (those lanes are masked): never uninitialised memory.
+        forRange(b, cIdx(b, 0), cIdx(b, tileK), cIdx(b, 1),
+                 [&](OpBuilder &jb, Value j) {
+                   vector::StoreOp::create(jb, loc, splat(jb, 0.0f), partial,
+                                           ValueRange{r, j, cIdx(jb, 0)});
+                 });
+        scf::YieldOp::create(b, loc, ValueRange{maxI(b, end[0], rowEnd)});
+      });
+  kEnd = setup.getResult(0);
 
-  // Running max and sum per row, carried through the key tiles.
-  SmallVector<Value> init(
-      numRows, arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(kNegInf)));
-  init.append(numRows,
-              arith::ConstantOp::create(rw, loc, rw.getF32FloatAttr(0)));
-  auto scalarExp = [&](OpBuilder &b, Value x) {
-    return vector::ExtractOp::create(b, loc, exp(b, bcast(b, x)), 0);
-  };
   Value tileKIdx = cIdx(rw, tileK);
-  auto keyTiles = scf::ForOp::create(
-      rw, loc, zero, kEnd, tileKIdx, init,
-      [&](OpBuilder &kb, Location, Value k0, ValueRange ml) {
-        Value tk = minI(kb, tileKIdx, sub(kb, kEnd, k0));
-        if (opts.prefetch)
-          prefetchKeyTile(kb, add(kb, k0, tileKIdx));
-        // partial[r, j] = Σ_d-vectors q[r, d] · k[k0 + j, d] (lane-wise).
-        scf::ForOp::create(
-            kb, loc, cIdx(kb, 0), tk, cIdx(kb, 1), ValueRange{},
-            [&](OpBuilder &jb, Location, Value j, ValueRange) {
-              Value key = add(jb, k0, j);
-              SmallVector<Value> acc(numRows, splat(jb, 0.0f));
-              auto dLoop = scf::ForOp::create(
-                  jb, loc, cIdx(jb, 0), dPad, cIdx(jb, w), acc,
-                  [&](OpBuilder &db, Location, Value d0, ValueRange a) {
-                    Value kv =
-                        castFloat(db, loc,
-                                  loadLanes(db, kBuf, {bIdx, hkIdx, key, d0},
-                                            sub(db, headDim, d0)),
-                                  vecF32);
-                    SmallVector<Value> next;
-                    for (int64_t r = 0; r < numRows; ++r) {
-                      Value q = vector::LoadOp::create(
-                          db, loc, vecF32, qS, ValueRange{cIdx(db, r), d0});
-                      next.push_back(fma(db, kv, q, a[r]));
-                    }
-                    scf::YieldOp::create(db, loc, next);
-                  });
-              for (int64_t r = 0; r < numRows; ++r)
-                vector::StoreOp::create(
-                    jb, loc, dLoop.getResult(r), partial,
-                    ValueRange{cIdx(jb, r), j, cIdx(jb, 0)});
-              scf::YieldOp::create(jb, loc);
-            });
-        SmallVector<Value> next(numRows * 2), alpha;
-        for (int64_t r = 0; r < numRows; ++r) {
-          Value rIdx = cIdx(kb, r);
-          // Scores of W keys at a time (keys past the row's end: -inf).
+  forRange(rw, zero, kEnd, tileKIdx, [&](OpBuilder &kb, Value k0) {
+    Value tk = minI(kb, tileKIdx, sub(kb, kEnd, k0));
+    if (opts.prefetch)
+      prefetchKeyTile(kb, add(kb, k0, tileKIdx));
+    // partial[r, j] = Σ_d-vectors q[r, d] · k[k0 + j, d] (lane-wise).
+    forRange(kb, cIdx(kb, 0), tk, cIdx(kb, 1), [&](OpBuilder &jb, Value j) {
+      Value key = add(jb, k0, j);
+      SmallVector<Value> acc(numRows, splat(jb, 0.0f));
+      auto dLoop = scf::ForOp::create(
+          jb, loc, cIdx(jb, 0), dPad, cIdx(jb, w), acc,
+          [&](OpBuilder &db, Location, Value d0, ValueRange a) {
+            Value kv = castFloat(db, loc,
+                                 loadLanes(db, kBuf, {bIdx, hkIdx, key, d0},
+                                           sub(db, headDim, d0)),
+                                 vecF32);
+            SmallVector<Value> next;
+            for (int64_t r = 0; r < numRows; ++r) {
+              Value q = vector::LoadOp::create(db, loc, vecF32, qS,
+                                               ValueRange{cIdx(db, r), d0});
+              next.push_back(fma(db, kv, q, a[r]));
+            }
+            scf::YieldOp::create(db, loc, next);
+          });
+      for (int64_t r = 0; r < numRows; ++r)
+        vector::StoreOp::create(jb, loc, dLoop.getResult(r), partial,
+                                ValueRange{cIdx(jb, r), j, cIdx(jb, 0)});
+    });
+    // Per row: scores W keys at a time (keys past the row's end: -inf),
+    // the online softmax's max, rescale factor, probabilities and sum.
+    forRange(
+        kb, cIdx(kb, 0), numRowsIdx, cIdx(kb, 1), [&](OpBuilder &b, Value r) {
+          Value rowEnd = memref::LoadOp::create(b, loc, endS, r);
           auto scores = scf::ForOp::create(
-              kb, loc, cIdx(kb, 0), tk, wIdx, ValueRange{splat(kb, kNegInf)},
+              b, loc, cIdx(b, 0), tk, cIdx(b, w), ValueRange{splat(b, kNegInf)},
               [&](OpBuilder &sb, Location, Value j0, ValueRange mx) {
                 SmallVector<Value> parts;
                 for (int64_t x = 0; x < w; ++x)
                   parts.push_back(vector::LoadOp::create(
                       sb, loc, vecF32, partial,
-                      ValueRange{rIdx, add(sb, j0, cIdx(sb, x)), cIdx(sb, 0)}));
-                Value s = sumAcross(sb, parts);
-                Value seen = sub(sb, ends[r], add(sb, k0, j0));
-                seen = maxI(sb, minI(sb, seen, wIdx), cIdx(sb, 0));
-                Value visible = arith::CmpIOp::create(
-                    sb, loc, arith::CmpIPredicate::slt, iotaI32,
-                    bcast(sb, arith::IndexCastOp::create(
-                                  sb, loc, sb.getI32Type(), seen)));
-                s = arith::SelectOp::create(sb, loc, visible, s,
-                                            splat(sb, kNegInf));
-                vector::StoreOp::create(sb, loc, s, pS, ValueRange{rIdx, j0});
+                      ValueRange{r, add(sb, j0, cIdx(sb, x)), cIdx(sb, 0)}));
+                Value visible =
+                    lanesBelow(sb, sub(sb, rowEnd, add(sb, k0, j0)));
+                Value s = arith::SelectOp::create(
+                    sb, loc, visible, sumAcross(sb, parts), splat(sb, kNegInf));
+                vector::StoreOp::create(sb, loc, s, pS, ValueRange{r, j0});
                 scf::YieldOp::create(
                     sb, loc,
                     ValueRange{arith::MaximumFOp::create(sb, loc, mx[0], s)});
               });
           Value tileMax = vector::ReductionOp::create(
-              kb, loc, vector::CombiningKind::MAXIMUMF, scores.getResult(0));
-          Value mOld = ml[r];
-          Value mNew = arith::MaximumFOp::create(kb, loc, mOld, tileMax);
-          Value negInf =
-              arith::ConstantOp::create(kb, loc, kb.getF32FloatAttr(kNegInf));
-          Value zeroF =
-              arith::ConstantOp::create(kb, loc, kb.getF32FloatAttr(0));
+              b, loc, vector::CombiningKind::MAXIMUMF, scores.getResult(0));
+          Value mOld = memref::LoadOp::create(b, loc, mS, r);
+          Value mNew = arith::MaximumFOp::create(b, loc, mOld, tileMax);
+          Value negInf = f32Const(b, kNegInf), zeroF = f32Const(b, 0.0f);
+          // alpha = exp(mOld - mNew) (0 while the row has seen no key), from
+          // lane 0 of the kernel's vector exp.
           Value oldEmpty = arith::CmpFOp::create(
-              kb, loc, arith::CmpFPredicate::OEQ, mOld, negInf);
-          Value a = scalarExp(kb, arith::SubFOp::create(kb, loc, mOld, mNew));
-          alpha.push_back(arith::SelectOp::create(kb, loc, oldEmpty, zeroF, a));
+              b, loc, arith::CmpFPredicate::OEQ, mOld, negInf);
+          Value a = vector::ExtractOp::create(
+              b, loc,
+              exp(b, bcast(b, arith::SubFOp::create(b, loc, mOld, mNew))), 0);
+          Value alpha = arith::SelectOp::create(b, loc, oldEmpty, zeroF, a);
           Value newEmpty = arith::CmpFOp::create(
-              kb, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
-          Value mSafe = bcast(
-              kb, arith::SelectOp::create(kb, loc, newEmpty, zeroF, mNew));
+              b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+          Value mSafe =
+              bcast(b, arith::SelectOp::create(b, loc, newEmpty, zeroF, mNew));
           auto probs = scf::ForOp::create(
-              kb, loc, cIdx(kb, 0), tk, wIdx, ValueRange{splat(kb, 0.0f)},
+              b, loc, cIdx(b, 0), tk, cIdx(b, w), ValueRange{splat(b, 0.0f)},
               [&](OpBuilder &pb, Location, Value j0, ValueRange sum) {
-                SmallVector<Value, 2> at = {rIdx, j0};
+                SmallVector<Value, 2> at = {r, j0};
                 Value s = vector::LoadOp::create(pb, loc, vecF32, pS, at);
                 Value p = exp(pb, arith::SubFOp::create(pb, loc, s, mSafe));
                 vector::StoreOp::create(pb, loc, p, pS, at);
@@ -2118,95 +2103,91 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
                     ValueRange{arith::AddFOp::create(pb, loc, sum[0], p)});
               });
           Value sum = vector::ReductionOp::create(
-              kb, loc, vector::CombiningKind::ADD, probs.getResult(0));
-          next[r] = mNew;
-          next[numRows + r] = arith::AddFOp::create(
-              kb, loc,
-              arith::MulFOp::create(kb, loc, ml[numRows + r], alpha[r]), sum);
+              b, loc, vector::CombiningKind::ADD, probs.getResult(0));
+          Value l = memref::LoadOp::create(b, loc, lS, r);
+          l = arith::AddFOp::create(
+              b, loc, arith::MulFOp::create(b, loc, l, alpha), sum);
+          memref::StoreOp::create(b, loc, mNew, mS, r);
+          memref::StoreOp::create(b, loc, l, lS, r);
+          memref::StoreOp::create(b, loc, alpha, alphaS, r);
+        });
+    // o[r, e] = alpha[r] · o[r, e] + Σ_j p[r, j] · v[k0 + j, e], in blocks
+    // of `cols` vectors of e: numRows × cols accumulators, 16 of the 32
+    // registers with AVX-512, 8 of 16 below.
+    int64_t accumulators = w >= 16 ? 16 : 8;
+    int64_t cols = std::max<int64_t>(1, accumulators / numRows);
+    auto valueBlocks = [&](Value from, Value to, int64_t n) {
+      forRange(kb, from, to, cIdx(kb, n * w), [&](OpBuilder &eb, Value e0) {
+        SmallVector<Value> acc, at;
+        for (int64_t c = 0; c < n; ++c)
+          at.push_back(add(eb, e0, cIdx(eb, c * w)));
+        for (int64_t r = 0; r < numRows; ++r) {
+          Value alpha =
+              bcast(eb, memref::LoadOp::create(eb, loc, alphaS, cIdx(eb, r)));
+          for (int64_t c = 0; c < n; ++c)
+            acc.push_back(arith::MulFOp::create(
+                eb, loc,
+                vector::LoadOp::create(eb, loc, vecF32, oS,
+                                       ValueRange{cIdx(eb, r), at[c]}),
+                alpha));
         }
-        // o[r, e] = alpha[r] · o[r, e] + Σ_j p[r, j] · v[k0 + j, e], in
-        // blocks of `cols` vectors of e: numRows × cols accumulators, 16
-        // of the 32 registers with AVX-512, 8 of 16 below.
-        int64_t accumulators = w >= 16 ? 16 : 8;
-        int64_t cols = std::max<int64_t>(1, accumulators / numRows);
-        auto valueBlocks = [&](Value from, Value to, int64_t n) {
-          scf::ForOp::create(
-              kb, loc, from, to, cIdx(kb, n * w), ValueRange{},
-              [&](OpBuilder &eb, Location, Value e0, ValueRange) {
-                SmallVector<Value> acc, at;
+        auto jLoop = scf::ForOp::create(
+            eb, loc, cIdx(eb, 0), tk, cIdx(eb, 1), acc,
+            [&](OpBuilder &jb, Location, Value j, ValueRange a) {
+              Value key = add(jb, k0, j);
+              SmallVector<Value> v;
+              for (int64_t c = 0; c < n; ++c)
+                v.push_back(
+                    castFloat(jb, loc,
+                              loadLanes(jb, vBuf, {bIdx, hkIdx, key, at[c]},
+                                        sub(jb, valueDim, at[c])),
+                              vecF32));
+              SmallVector<Value> out;
+              for (int64_t r = 0; r < numRows; ++r) {
+                Value p =
+                    bcast(jb, memref::LoadOp::create(
+                                  jb, loc, pS, ValueRange{cIdx(jb, r), j}));
                 for (int64_t c = 0; c < n; ++c)
-                  at.push_back(add(eb, e0, cIdx(eb, c * w)));
-                for (int64_t r = 0; r < numRows; ++r)
-                  for (int64_t c = 0; c < n; ++c)
-                    acc.push_back(arith::MulFOp::create(
-                        eb, loc,
-                        vector::LoadOp::create(eb, loc, vecF32, oS,
-                                               ValueRange{cIdx(eb, r), at[c]}),
-                        bcast(eb, alpha[r])));
-                auto jLoop = scf::ForOp::create(
-                    eb, loc, cIdx(eb, 0), tk, cIdx(eb, 1), acc,
-                    [&](OpBuilder &jb, Location, Value j, ValueRange a) {
-                      Value key = add(jb, k0, j);
-                      SmallVector<Value> v;
-                      for (int64_t c = 0; c < n; ++c)
-                        v.push_back(castFloat(
-                            jb, loc,
-                            loadLanes(jb, vBuf, {bIdx, hkIdx, key, at[c]},
-                                      sub(jb, valueDim, at[c])),
-                            vecF32));
-                      SmallVector<Value> out;
-                      for (int64_t r = 0; r < numRows; ++r) {
-                        Value p = bcast(
-                            jb, memref::LoadOp::create(
-                                    jb, loc, pS, ValueRange{cIdx(jb, r), j}));
-                        for (int64_t c = 0; c < n; ++c)
-                          out.push_back(fma(jb, p, v[c], a[r * n + c]));
-                      }
-                      scf::YieldOp::create(jb, loc, out);
-                    });
-                for (int64_t r = 0; r < numRows; ++r)
-                  for (int64_t c = 0; c < n; ++c)
-                    vector::StoreOp::create(eb, loc, jLoop.getResult(r * n + c),
-                                            oS, ValueRange{cIdx(eb, r), at[c]});
-                scf::YieldOp::create(eb, loc);
-              });
-        };
-        Value block = cIdx(kb, cols * w);
-        Value dvMain =
-            mul(kb, arith::DivUIOp::create(kb, loc, dvPad, block), block);
-        valueBlocks(cIdx(kb, 0), dvMain, cols);
-        valueBlocks(dvMain, dvPad, 1);
-        scf::YieldOp::create(kb, loc, next);
+                  out.push_back(fma(jb, p, v[c], a[r * n + c]));
+              }
+              scf::YieldOp::create(jb, loc, out);
+            });
+        for (int64_t r = 0; r < numRows; ++r)
+          for (int64_t c = 0; c < n; ++c)
+            vector::StoreOp::create(eb, loc, jLoop.getResult(r * n + c), oS,
+                                    ValueRange{cIdx(eb, r), at[c]});
       });
+    };
+    Value block = cIdx(kb, cols * w);
+    Value dvMain =
+        mul(kb, arith::DivUIOp::create(kb, loc, dvPad, block), block);
+    valueBlocks(cIdx(kb, 0), dvMain, cols);
+    valueBlocks(dvMain, dvPad, 1);
+  });
 
   // out[b, head, row, e] = o[r, e] / l[r] (0 for rows that saw no key), for
-  // the rows of the kv head.
+  // the real rows of the kv head.
   auto outVec =
       VectorType::get({w}, cast<MemRefType>(outBuf.getType()).getElementType());
-  for (int64_t r = 0; r < numRows; ++r) {
-    Value real = arith::CmpIOp::create(rw, loc, arith::CmpIPredicate::ult,
-                                       cIdx(rw, r), rows);
-    auto ifOp = scf::IfOp::create(rw, loc, real);
-    OpBuilder tb = ifOp.getThenBodyBuilder();
-    Value l = keyTiles.getResult(numRows + r);
-    Value zeroF = arith::ConstantOp::create(tb, loc, tb.getF32FloatAttr(0));
-    Value empty =
-        arith::CmpFOp::create(tb, loc, arith::CmpFPredicate::OEQ, l, zeroF);
-    Value inv = arith::DivFOp::create(
-        tb, loc, arith::ConstantOp::create(tb, loc, tb.getF32FloatAttr(1)), l);
-    Value invVec =
-        bcast(tb, arith::SelectOp::create(tb, loc, empty, zeroF, inv));
-    scf::ForOp::create(
-        tb, loc, cIdx(tb, 0), valueDim, cIdx(tb, w), ValueRange{},
-        [&](OpBuilder &eb, Location, Value e0, ValueRange) {
-          Value o = vector::LoadOp::create(eb, loc, vecF32, oS,
-                                           ValueRange{cIdx(eb, r), e0});
-          o = arith::MulFOp::create(eb, loc, o, invVec);
-          storeLanes(eb, castFloat(eb, loc, o, outVec), outBuf,
-                     {bIdx, heads[r], qRows[r], e0}, sub(eb, valueDim, e0));
-          scf::YieldOp::create(eb, loc);
-        });
-  }
+  forRange(
+      rw, zero, minI(rw, rows, numRowsIdx), one, [&](OpBuilder &b, Value r) {
+        auto [head, row] = rowOf(b, r);
+        Value l = memref::LoadOp::create(b, loc, lS, r);
+        Value zeroF = f32Const(b, 0.0f);
+        Value empty =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zeroF);
+        Value inv = arith::DivFOp::create(b, loc, f32Const(b, 1.0f), l);
+        Value invVec =
+            bcast(b, arith::SelectOp::create(b, loc, empty, zeroF, inv));
+        forRange(b, cIdx(b, 0), valueDim, cIdx(b, w),
+                 [&](OpBuilder &eb, Value e0) {
+                   Value o = vector::LoadOp::create(eb, loc, vecF32, oS,
+                                                    ValueRange{r, e0});
+                   o = arith::MulFOp::create(eb, loc, o, invVec);
+                   storeLanes(eb, castFloat(eb, loc, o, outVec), outBuf,
+                              {bIdx, head, row, e0}, sub(eb, valueDim, e0));
+                 });
+      });
   rw.setInsertionPointAfter(forall);
   return forall;
 }
