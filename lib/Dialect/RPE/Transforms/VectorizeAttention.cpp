@@ -170,6 +170,27 @@ private:
                                        splat(b, kExpFlush));
     return arith::SelectOp::create(b, loc, tiny, splat(b, 0.0f), e);
   }
+  /// The online softmax's step from running max mOld to mNew (vectors):
+  /// {alpha = exp(mOld - mNew), 0 while mOld is -inf (no key seen yet);
+  /// the max to subtract from scores, 0 while mNew is -inf}.
+  std::pair<Value, Value> rescale(OpBuilder &b, Value mOld, Value mNew) {
+    Value negInf = splat(b, kNegInf), zero = splat(b, 0.0f);
+    Value oldEmpty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mOld, negInf);
+    Value a = exp(b, arith::SubFOp::create(b, loc, mOld, mNew));
+    Value newEmpty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
+    return {arith::SelectOp::create(b, loc, oldEmpty, zero, a),
+            arith::SelectOp::create(b, loc, newEmpty, zero, mNew)};
+  }
+  /// 1 / l per lane, 0 where l = 0 (a row that saw no key).
+  Value reciprocalOrZero(OpBuilder &b, Value l) {
+    Value zero = splat(b, 0.0f);
+    Value empty =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zero);
+    Value inv = arith::DivFOp::create(b, loc, splat(b, 1.0f), l);
+    return arith::SelectOp::create(b, loc, empty, zero, inv);
+  }
   /// exp(x) for kExpFlush <= x <= 0 (NaN for NaN): x = n ln2 + f with
   /// n = round(x / ln2) (an FMA adding 1.5·2^23: the sum's low mantissa
   /// bits hold n), f by Cody-Waite in two FMAs (ln2Hi has 9 significant bits: n
@@ -1349,16 +1370,9 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
     Value at = cIdx(b, c * w);
     Value mOld = vector::LoadOp::create(b, loc, vecF32, mBuf, at);
     Value mNew = arith::MaximumFOp::create(b, loc, mOld, tileMaxima[c]);
-    Value negInf = splat(b, kNegInf);
-    Value oldEmpty =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mOld, negInf);
-    Value a = exp(b, arith::SubFOp::create(b, loc, mOld, mNew));
-    alpha.push_back(
-        arith::SelectOp::create(b, loc, oldEmpty, splat(b, 0.0f), a));
-    Value newEmpty =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
-    mSafe.push_back(
-        arith::SelectOp::create(b, loc, newEmpty, splat(b, 0.0f), mNew));
+    auto [a, m] = rescale(b, mOld, mNew);
+    alpha.push_back(a);
+    mSafe.push_back(m);
     vector::StoreOp::create(b, loc, mNew, mBuf, at);
     sumInit.push_back(splat(b, 0.0f));
   }
@@ -1523,12 +1537,8 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
   scf::ForOp::create(
       b, loc, cIdx(b, 0), tq, cIdx(b, w), ValueRange{},
       [&](OpBuilder &ib, Location, Value i0, ValueRange) {
-        Value l = vector::LoadOp::create(ib, loc, vecF32, lBuf, i0);
-        Value zeroVec = splat(ib, 0.0f);
-        Value empty = arith::CmpFOp::create(ib, loc, arith::CmpFPredicate::OEQ,
-                                            l, zeroVec);
-        Value inv = arith::DivFOp::create(ib, loc, splat(ib, 1.0f), l);
-        inv = arith::SelectOp::create(ib, loc, empty, zeroVec, inv);
+        Value inv = reciprocalOrZero(
+            ib, vector::LoadOp::create(ib, loc, vecF32, lBuf, i0));
         scf::ForOp::create(
             ib, loc, cIdx(ib, 0), valueDim, cIdx(ib, w), ValueRange{},
             [&](OpBuilder &eb, Location, Value e0, ValueRange) {
@@ -2078,19 +2088,9 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
               b, loc, vector::CombiningKind::MAXIMUMF, scores.getResult(0));
           Value mOld = memref::LoadOp::create(b, loc, mS, r);
           Value mNew = arith::MaximumFOp::create(b, loc, mOld, tileMax);
-          Value negInf = f32Const(b, kNegInf), zeroF = f32Const(b, 0.0f);
-          // alpha = exp(mOld - mNew) (0 while the row has seen no key), from
-          // lane 0 of the kernel's vector exp.
-          Value oldEmpty = arith::CmpFOp::create(
-              b, loc, arith::CmpFPredicate::OEQ, mOld, negInf);
-          Value a = vector::ExtractOp::create(
-              b, loc,
-              exp(b, bcast(b, arith::SubFOp::create(b, loc, mOld, mNew))), 0);
-          Value alpha = arith::SelectOp::create(b, loc, oldEmpty, zeroF, a);
-          Value newEmpty = arith::CmpFOp::create(
-              b, loc, arith::CmpFPredicate::OEQ, mNew, negInf);
-          Value mSafe =
-              bcast(b, arith::SelectOp::create(b, loc, newEmpty, zeroF, mNew));
+          // The row's max on all lanes (alpha: lane 0 of the vector).
+          auto [alphaVec, mSafe] = rescale(b, bcast(b, mOld), bcast(b, mNew));
+          Value alpha = vector::ExtractOp::create(b, loc, alphaVec, 0);
           auto probs = scf::ForOp::create(
               b, loc, cIdx(b, 0), tk, cIdx(b, w), ValueRange{splat(b, 0.0f)},
               [&](OpBuilder &pb, Location, Value j0, ValueRange sum) {
@@ -2172,13 +2172,8 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
   forRange(
       rw, zero, minI(rw, rows, numRowsIdx), one, [&](OpBuilder &b, Value r) {
         auto [head, row] = rowOf(b, r);
-        Value l = memref::LoadOp::create(b, loc, lS, r);
-        Value zeroF = f32Const(b, 0.0f);
-        Value empty =
-            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, l, zeroF);
-        Value inv = arith::DivFOp::create(b, loc, f32Const(b, 1.0f), l);
-        Value invVec =
-            bcast(b, arith::SelectOp::create(b, loc, empty, zeroF, inv));
+        Value invVec = reciprocalOrZero(
+            b, bcast(b, memref::LoadOp::create(b, loc, lS, r)));
         forRange(b, cIdx(b, 0), valueDim, cIdx(b, w),
                  [&](OpBuilder &eb, Value e0) {
                    Value o = vector::LoadOp::create(eb, loc, vecF32, oS,
