@@ -2002,7 +2002,10 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
   auto setup = scf::ForOp::create(
       rw, loc, zero, numRowsIdx, one, ValueRange{zero},
       [&](OpBuilder &b, Location, Value r, ValueRange end) {
-        auto [head, row] = rowOf(b, r);
+        // (Plain variables: lambdas may not capture structured bindings
+        // before C++20.)
+        Value head, row;
+        std::tie(head, row) = rowOf(b, r);
         Value causalEnd;
         if (op.getCausal())
           causalEnd = add(b, buildQueryPosition(b, loc, row, op.getQOffset()),
@@ -2089,7 +2092,9 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
           Value mOld = memref::LoadOp::create(b, loc, mS, r);
           Value mNew = arith::MaximumFOp::create(b, loc, mOld, tileMax);
           // The row's max on all lanes (alpha: lane 0 of the vector).
-          auto [alphaVec, mSafe] = rescale(b, bcast(b, mOld), bcast(b, mNew));
+          Value alphaVec, mSafe;
+          std::tie(alphaVec, mSafe) =
+              rescale(b, bcast(b, mOld), bcast(b, mNew));
           Value alpha = vector::ExtractOp::create(b, loc, alphaVec, 0);
           auto probs = scf::ForOp::create(
               b, loc, cIdx(b, 0), tk, cIdx(b, w), ValueRange{splat(b, 0.0f)},
@@ -2171,7 +2176,10 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
       VectorType::get({w}, cast<MemRefType>(outBuf.getType()).getElementType());
   forRange(
       rw, zero, minI(rw, rows, numRowsIdx), one, [&](OpBuilder &b, Value r) {
-        auto [head, row] = rowOf(b, r);
+        // (Plain variables: lambdas may not capture structured bindings
+        // before C++20.)
+        Value head, row;
+        std::tie(head, row) = rowOf(b, r);
         Value invVec = reciprocalOrZero(
             b, bcast(b, memref::LoadOp::create(b, loc, lS, r)));
         forRange(b, cIdx(b, 0), valueDim, cIdx(b, w),
