@@ -17,7 +17,7 @@ aligned to the bottom right).
 
     python3 bench/cpu_attention_bench.py [--lengths 256,...] [--repeats 5]
         [--impls a,b,...] [--no-decode] [--json out.json] [--plot out.png]
-        [--markdown out.md]
+        [--markdown out.md] [--isa avx2]
     python3 bench/cpu_attention_bench.py --interleave ROUNDS
         [--impls rpe_...] [--lengths ...] [--baseline-library old/librpe-c.so]
 
@@ -37,10 +37,14 @@ need the build (build/lib/librpe-c.so; RPE_BUILD_DIR to change).
 
 GFLOP/s counts the two matmuls, 4·B·H·Lq·Lk·D, for non-causal runs and half
 of it for causal ones (the work a causal kernel has to do); the FMA peak is
-measured by a C probe (16 independent FMA chains per thread, AVX-512 or AVX2
-as the host has, compiled with cc -O3 -march=native -fopenmp), before and
-after the timed calls: the higher figure counts (on a shared virtual machine
-a probe can lose its second core for the whole probe, reading half the peak).
+measured by a C probe (independent FMA chains per thread: 16 with AVX-512,
+12 with AVX2, as many as stay in registers; compiled with cc -O3
+-march=native -fopenmp), before and after the timed calls: the higher figure
+counts (on a shared virtual machine a probe can lose its second core for the
+whole probe, reading half the peak).
+--isa avx2 runs as on an AVX2 host: rpe compiled for x86-64-v3, torch's
+kernels (ATen, inductor's C++ for FlexAttention) restricted to AVX2 through
+ATEN_CPU_CAPABILITY=avx2, the probe built with -march=x86-64-v3.
 """
 
 import argparse
@@ -68,8 +72,14 @@ THREADS = 2
 WARMUP_SECONDS = 0.25
 LENGTHS = (256, 512, 1024, 2048, 4096, 8192)
 DECODE = dict(batch=8, heads=32, kv_heads=8, head_dim=128)
+# --isa avx2 (kept in the environment for the child processes): an AVX2
+# host emulated on an AVX-512 one. rpe compiles for x86-64-v3 (AVX2, FMA),
+# the FMA probe too, and torch's kernels (ATen and inductor's C++ code for
+# FlexAttention) dispatch to AVX2 through ATEN_CPU_CAPABILITY.
+ISA = os.environ.get("RPE_BENCH_ISA", "native")
 # How every rpe implementation is compiled (the host's vector width).
-RPE_OPTIONS = dict(cpu="native", opt_level=3, num_threads=THREADS)
+RPE_OPTIONS = dict(cpu="x86-64-v3" if ISA == "avx2" else "native",
+                   opt_level=3, num_threads=THREADS)
 DECODE_LQ = (1, 2, 4, 16)
 DECODE_LK = (1024, 8192)
 
@@ -424,17 +434,24 @@ PEAK_C = r"""
 #include <immintrin.h>
 #include <omp.h>
 #include <stdio.h>
+/* Independent FMA chains per thread: enough to cover the FMA latency on
+   every pipe (4-5 cycles x 2 pipes), few enough to stay in registers with
+   x and y: 16 of the 32 zmm registers, 12 of the 16 ymm ones (16 chains
+   spill three of them to the stack with AVX2, and the store-to-load
+   latency then bounds the loop: 129 instead of 230 GFLOP/s on a Zen 4). */
 #if defined(__AVX512F__)
 typedef __m512 V;
 #define FMA _mm512_fmadd_ps
 #define SET _mm512_set1_ps
 #define LANES 16
+#define CHAINS 16
 static float sum(V x) { return _mm512_reduce_add_ps(x); }
 #else
 typedef __m256 V;
 #define FMA _mm256_fmadd_ps
 #define SET _mm256_set1_ps
 #define LANES 8
+#define CHAINS 12
 static float sum(V x) { float t[8]; _mm256_storeu_ps(t, x); return t[0]; }
 #endif
 int main(int argc, char **argv) {
@@ -448,22 +465,28 @@ int main(int argc, char **argv) {
       V x = SET(0.999f), y = SET(1e-4f);
       V a0 = SET(0), a1 = SET(1), a2 = SET(2), a3 = SET(3), a4 = SET(4),
         a5 = SET(5), a6 = SET(6), a7 = SET(7), a8 = SET(8), a9 = SET(9),
-        a10 = SET(10), a11 = SET(11), a12 = SET(12), a13 = SET(13),
-        a14 = SET(14), a15 = SET(15);
+        a10 = SET(10), a11 = SET(11);
+#if CHAINS == 16
+      V a12 = SET(12), a13 = SET(13), a14 = SET(14), a15 = SET(15);
+#endif
       for (long i = 0; i < iters; ++i) {
         a0 = FMA(a0, x, y); a1 = FMA(a1, x, y); a2 = FMA(a2, x, y);
         a3 = FMA(a3, x, y); a4 = FMA(a4, x, y); a5 = FMA(a5, x, y);
         a6 = FMA(a6, x, y); a7 = FMA(a7, x, y); a8 = FMA(a8, x, y);
         a9 = FMA(a9, x, y); a10 = FMA(a10, x, y); a11 = FMA(a11, x, y);
+#if CHAINS == 16
         a12 = FMA(a12, x, y); a13 = FMA(a13, x, y); a14 = FMA(a14, x, y);
         a15 = FMA(a15, x, y);
+#endif
       }
       total += sum(a0) + sum(a1) + sum(a2) + sum(a3) + sum(a4) + sum(a5) +
-               sum(a6) + sum(a7) + sum(a8) + sum(a9) + sum(a10) + sum(a11) +
-               sum(a12) + sum(a13) + sum(a14) + sum(a15);
+               sum(a6) + sum(a7) + sum(a8) + sum(a9) + sum(a10) + sum(a11);
+#if CHAINS == 16
+      total += sum(a12) + sum(a13) + sum(a14) + sum(a15);
+#endif
     }
     double s = omp_get_wtime() - t0;
-    double gf = 2.0 * 16 * LANES * iters * omp_get_max_threads() / s / 1e9;
+    double gf = 2.0 * CHAINS * LANES * iters * omp_get_max_threads() / s / 1e9;
     if (gf > best) best = gf;
     if (total == 42) puts("");
   }
@@ -479,8 +502,9 @@ def fma_peak():
         src, exe = os.path.join(tmp, "peak.c"), os.path.join(tmp, "peak")
         with open(src, "w") as f:
             f.write(PEAK_C)
-        subprocess.run(["cc", "-O3", "-march=native", "-fopenmp", src, "-o",
-                        exe], check=True)
+        march = "x86-64-v3" if ISA == "avx2" else "native"
+        subprocess.run(["cc", "-O3", "-march=" + march, "-fopenmp", src,
+                        "-o", exe], check=True)
         env = dict(os.environ, OMP_NUM_THREADS=str(THREADS))
         lanes, gf = subprocess.run([exe], check=True, capture_output=True,
                                    text=True, env=env).stdout.split()
@@ -551,7 +575,19 @@ def main():
                         help="with --interleave: also compile every "
                         "implementation with this librpe-c.so (another "
                         "build) and report new / baseline time ratios")
+    parser.add_argument("--isa", choices=("native", "avx2"),
+                        help="avx2: run as on an AVX2 host (rpe for "
+                        "x86-64-v3, torch with ATEN_CPU_CAPABILITY=avx2, the "
+                        "probe with -march=x86-64-v3); default: the host's")
     args = parser.parse_args()
+    if args.isa and args.isa != ISA:
+        # Children and a re-run in the venv inherit the environment.
+        os.environ["RPE_BENCH_ISA"] = args.isa
+        if args.isa == "avx2":
+            os.environ["ATEN_CPU_CAPABILITY"] = "avx2"
+        else:
+            os.environ.pop("ATEN_CPU_CAPABILITY", None)
+        os.execv(sys.executable, [sys.executable] + sys.argv)
     if args.compile_only:
         _compile_only(*args.compile_only)
         return
@@ -585,7 +621,7 @@ def main():
     lanes, peak = fma_peak()
     print("FMA peak (%d lanes, %d threads): %.1f GFLOP/s" %
           (lanes, THREADS, peak), flush=True)
-    results = {"peak": peak, "lanes": lanes, "threads": THREADS,
+    results = {"peak": peak, "lanes": lanes, "threads": THREADS, "isa": ISA,
                "repeats": args.repeats, "rows": [], "decode": []}
     lengths = [int(x) for x in args.lengths.split(",")]
     for length in lengths:

@@ -69,12 +69,17 @@ mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
   VectorizeAttentionOptions v;
   v.vectorWidth = options.vectorWidth > 0 ? options.vectorWidth : cpu.width;
   // Register blocks sized to the register file: 32 zmm with AVX-512 (16
-  // accumulators + 4 row vectors + broadcasts), 16 ymm/xmm otherwise.
+  // accumulators: 4 keys x 4 row vectors, + 4 row vectors + broadcasts),
+  // 16 ymm/xmm otherwise: 12 accumulators (4 keys x 3 row vectors) + 3 row
+  // vectors + 1 broadcast. 12 chains cover the FMA latency of two pipes
+  // (4-5 cycles); 2 keys x 4 vectors ran 8, which bound the loops to ~73 %
+  // of the FMA rate (docs/Decisions.md, "Register blocks for 16 registers").
   bool wide = v.vectorWidth >= 16;
-  v.tileQ = options.vectorTileQ > 0 ? options.vectorTileQ : 4 * v.vectorWidth;
+  v.tileQ = options.vectorTileQ > 0 ? options.vectorTileQ
+                                    : (wide ? 4 : 3) * v.vectorWidth;
   v.tileK = options.tileK;
-  v.keyBlock = options.keyBlock > 0 ? options.keyBlock : (wide ? 4 : 2);
-  v.valueBlock = options.valueBlock > 0 ? options.valueBlock : (wide ? 4 : 2);
+  v.keyBlock = options.keyBlock > 0 ? options.keyBlock : 4;
+  v.valueBlock = options.valueBlock > 0 ? options.valueBlock : 4;
   v.useFMA = cpu.fma;
   v.decodeRows = options.decodeRows;
   // vpermps: AVX-512F for 16 lanes, AVX2 for 8.

@@ -51,17 +51,16 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<int64_t> vectorTileQ{
       *this, "vector-tile-q",
       llvm::cl::desc("Query rows per tile of the vector kernel (0: 4 vectors "
-                     "of vector-width lanes)"),
+                     "of vector-width lanes with 16 lanes, else 3)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> keyBlock{
       *this, "key-block",
-      llvm::cl::desc("Keys per register block of the vector kernel (0: per "
-                     "vector width)"),
+      llvm::cl::desc("Keys per register block of the vector kernel (0: 4)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> valueBlock{
       *this, "value-block",
       llvm::cl::desc("Value rows per register block of the vector kernel (0: "
-                     "per vector width)"),
+                     "4)"),
       llvm::cl::init(0)};
   PassOptions::Option<int64_t> decodeRows{
       *this, "decode-rows",

@@ -1,5 +1,6 @@
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16" | FileCheck %s
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention | FileCheck %s --check-prefix=W16
+// RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8" | FileCheck %s --check-prefix=W8
 // RUN: rpe-opt %s -rpe-vectorize-attention="prefetch=false" | FileCheck %s --check-prefix=NOPF
 // RUN: rpe-opt %s -rpe-vectorize-attention="llvm-unroll=1" | FileCheck %s --check-prefix=UNROLL
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16 permute-reads=1" | FileCheck %s --check-prefix=PERM
@@ -119,6 +120,19 @@
 // NOPF-NOT: memref.prefetch
 // NOPF: return
 // W16: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<16xf32>
+// With 16 lanes the default tile is 4 row vectors (64 rows); with fewer
+// lanes (16 registers) 3: ceil(100 / 24) = 5 query tiles, Qᵀ and Sᵀ 24
+// wide, register blocks of 4 keys × 3 row vectors (12 accumulators).
+// W16-NOT: scf.forall {{.*}} in (%c2, %c4, %c5)
+// W16: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%c2, %c4, %c2)
+// W16: memref.alloca() {alignment = 64 : i64} : memref<64x64xf32>
+// W8-LABEL: func.func @structure
+// W8: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%c2, %c4, %c5)
+// W8: memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<?x24xf32>
+// W8: memref.alloca() {alignment = 64 : i64} : memref<64x24xf32>
+// W8: scf.index_switch
+// W8: default {
+// W8-COUNT-12: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
 
 func.func @structure(%q: tensor<2x4x100x64xf32>, %k: tensor<2x2x130x64xf32>, %v: tensor<2x2x130x32xf32>) -> tensor<2x4x100x32xf32> {
   %0 = rpe.attention %q, %k, %v : tensor<2x4x100x64xf32>, tensor<2x2x130x64xf32>, tensor<2x2x130x32xf32> -> tensor<2x4x100x32xf32>

@@ -2251,7 +2251,10 @@ struct RPEVectorizeAttentionPass
   void runOnOperation() override {
     VectorizeAttentionOptions options;
     options.vectorWidth = vectorWidth;
-    options.tileQ = tileQ ? static_cast<int64_t>(tileQ) : 4 * vectorWidth;
+    // As rpe-cpu-pipeline: 4 row vectors with 32 registers (16 lanes), 3
+    // with 16.
+    options.tileQ = tileQ ? static_cast<int64_t>(tileQ)
+                          : (vectorWidth >= 16 ? 4 : 3) * vectorWidth;
     options.tileK = tileK;
     options.keyBlock = keyBlock;
     options.valueBlock = valueBlock;

@@ -647,7 +647,8 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
            "f32 lanes per vector (16: AVX-512, 8: AVX2)">,
     Option<"tileQ", "tile-q", "int64_t", /*default=*/"0",
-           "Query rows per tile, a multiple of vector-width (0: 4 vectors)">,
+           "Query rows per tile, a multiple of vector-width (0: 4 vectors "
+           "with 16 lanes, else 3)">,
     Option<"tileK", "tile-k", "int64_t", /*default=*/"64",
            "Keys per tile of the online softmax">,
     Option<"keyBlock", "key-block", "int64_t", /*default=*/"4",
