@@ -69,6 +69,11 @@
 // CHECK: memref.load %[[KB]]
 // CHECK: vector.broadcast %{{.*}} : f32 to vector<8xf32>
 // CHECK: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// The key tile's max per lane as select(s > max, s, max), one maxps on x86
+// (a NaN score leaves it and reaches the output through exp(NaN - max));
+// the running max across tiles stays arith.maximumf.
+// CHECK: %[[GT:.*]] = arith.cmpf ogt, %[[S:.*]], %[[MX:.*]] : vector<8xf32>
+// CHECK-NEXT: arith.select %[[GT]], %[[S]], %[[MX]] : vector<8xi1>, vector<8xf32>
 // CHECK: arith.maximumf %{{.*}}, %{{.*}} : vector<8xf32>
 // exp(x), x <= 0: x = n ln2 + f, n = round(x log2 e) by an FMA adding
 // 1.5·2^23, f by Cody-Waite (ln2 in two parts), e^f a degree-6 polynomial in

@@ -1184,7 +1184,13 @@ SmallVector<Value> KernelBuilder::buildKeyBlock(OpBuilder &b, int64_t numChunks,
               fb, loc, arith::CmpIPredicate::slt, iotaI32, bcast(fb, first32));
           s = arith::SelectOp::create(fb, loc, hidden, splat(fb, kNegInf), s);
         }
-        maxima[c] = arith::MaximumFOp::create(fb, loc, maxima[c], s);
+        // The running max as select(s > max, s, max): one `maxps` on x86
+        // (arith.maximumf takes a compare, an unordered compare and a
+        // blend). A NaN score leaves the max as it is, and still reaches
+        // the row's output: its probability exp(NaN - max) is NaN.
+        Value greater = arith::CmpFOp::create(
+            fb, loc, arith::CmpFPredicate::OGT, s, maxima[c]);
+        maxima[c] = arith::SelectOp::create(fb, loc, greater, s, maxima[c]);
         vector::StoreOp::create(fb, loc, s, sT,
                                 ValueRange{row, cIdx(fb, c * w)});
       }
