@@ -74,9 +74,8 @@ mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
   // vectors + 1 broadcast. 12 chains cover the FMA latency of two pipes
   // (4-5 cycles); 2 keys x 4 vectors ran 8, which bound the loops to ~73 %
   // of the FMA rate (docs/Decisions.md, "Register blocks for 16 registers").
-  bool wide = v.vectorWidth >= 16;
   v.tileQ = options.vectorTileQ > 0 ? options.vectorTileQ
-                                    : (wide ? 4 : 3) * v.vectorWidth;
+                                    : defaultVectorTileQ(v.vectorWidth);
   v.tileK = options.tileK;
   v.keyBlock = options.keyBlock > 0 ? options.keyBlock : 4;
   v.valueBlock = options.valueBlock > 0 ? options.valueBlock : 4;

@@ -135,9 +135,7 @@
 // W8: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%c2, %c4, %c5)
 // W8: memref.alloca(%{{.*}}) {alignment = 64 : i64} : memref<?x24xf32>
 // W8: memref.alloca() {alignment = 64 : i64} : memref<64x24xf32>
-// W8: scf.index_switch
-// W8: default {
-// W8-COUNT-12: vector.fma %{{.*}}, %{{.*}}, %{{.*}} : vector<8xf32>
+// W8: scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
 
 func.func @structure(%q: tensor<2x4x100x64xf32>, %k: tensor<2x2x130x64xf32>, %v: tensor<2x2x130x32xf32>) -> tensor<2x4x100x32xf32> {
   %0 = rpe.attention %q, %k, %v : tensor<2x4x100x64xf32>, tensor<2x2x130x64xf32>, tensor<2x2x130x32xf32> -> tensor<2x4x100x32xf32>

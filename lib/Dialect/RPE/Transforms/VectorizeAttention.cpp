@@ -2257,10 +2257,8 @@ struct RPEVectorizeAttentionPass
   void runOnOperation() override {
     VectorizeAttentionOptions options;
     options.vectorWidth = vectorWidth;
-    // As rpe-cpu-pipeline: 4 row vectors with 32 registers (16 lanes), 3
-    // with 16.
-    options.tileQ = tileQ ? static_cast<int64_t>(tileQ)
-                          : (vectorWidth >= 16 ? 4 : 3) * vectorWidth;
+    options.tileQ =
+        tileQ ? static_cast<int64_t>(tileQ) : defaultVectorTileQ(vectorWidth);
     options.tileK = tileK;
     options.keyBlock = keyBlock;
     options.valueBlock = valueBlock;

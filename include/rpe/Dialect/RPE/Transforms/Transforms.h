@@ -71,6 +71,14 @@ LogicalResult convertMarkedToTensorCores(RewriterBase &rewriter,
 void populateRPEGPUAttentionPatterns(RewritePatternSet &patterns,
                                      const GPUAttentionOptions &options);
 
+/// The vector kernel's default query rows per tile for `vectorWidth` f32
+/// lanes: row vectors sized to the register file, 4 with 16 lanes (32
+/// AVX-512 registers: 4 keys x 4 vectors of accumulators), 3 otherwise (16
+/// registers: 4 keys x 3 vectors, 12 FMA chains).
+inline int64_t defaultVectorTileQ(int64_t vectorWidth) {
+  return (vectorWidth >= 16 ? 4 : 3) * vectorWidth;
+}
+
 /// Parameters of the vector-level attention kernel (rpe-vectorize-attention).
 struct VectorizeAttentionOptions {
   /// f32 lanes per vector.
