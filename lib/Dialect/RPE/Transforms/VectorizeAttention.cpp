@@ -142,6 +142,16 @@ private:
   Value mul(OpBuilder &b, Value x, Value y) {
     return arith::MulIOp::create(b, loc, x, y);
   }
+  /// An scf.for from `from` to `to` by `step` without loop-carried values:
+  /// `body` builds the body from the induction variable (the yield is added).
+  void forRange(OpBuilder &b, Value from, Value to, Value step,
+                function_ref<void(OpBuilder &, Value)> body) {
+    scf::ForOp::create(b, loc, from, to, step, ValueRange{},
+                       [&](OpBuilder &nb, Location, Value iv, ValueRange) {
+                         body(nb, iv);
+                         scf::YieldOp::create(nb, loc);
+                       });
+  }
   Value minI(OpBuilder &b, Value x, Value y) {
     return arith::MinSIOp::create(b, loc, x, y);
   }
@@ -228,8 +238,7 @@ private:
   /// plain load when that dimension is a static multiple of W (no
   /// vector.transfer_read: its mask would need the memref's size after
   /// memref-to-llvm, for dynamic shapes).
-  Value loadLanes(OpBuilder &b, Value buffer, ValueRange indices,
-                  Value count) {
+  Value loadLanes(OpBuilder &b, Value buffer, ValueRange indices, Value count) {
     Type elem = cast<MemRefType>(buffer.getType()).getElementType();
     auto type = VectorType::get({opts.vectorWidth}, elem);
     if (lastDimFillsVectors(buffer))
@@ -727,53 +736,47 @@ void KernelBuilder::buildRowReads(OpBuilder &b, int64_t numChunks, Value k0,
       arith::ConstantOp::create(b, loc, DenseElementsAttr::get(maskType, true));
   // Loops over key vectors and row vectors (not unrolled: the code is W
   // row reads and one transpose).
-  scf::ForOp::create(
-      b, loc, cIdx(b, 0), keys, cIdx(b, w), ValueRange{},
-      [&](OpBuilder &gb, Location, Value g, ValueRange) {
-        Value jLast = add(gb, add(gb, k0, g), cIdx(gb, w - 1));
-        Value lastRow = sub(gb, tq, cIdx(gb, 1));
-        for (RowRead &r : rowReads) {
-          Value table = bufferOf(r.read.getTensor());
-          Value diagonal = bufferOf(r.diagonal);
-          SmallVector<Value> lead;
-          for (Value v : r.lead)
-            lead.push_back(uniformScalar(gb, v));
-          Value diagLead = uniformScalar(gb, r.diagLead);
-          Value shift = uniformScalar(gb, r.shift);
-          Value rowOffset =
-              r.rowOffset ? uniformScalar(gb, r.rowOffset) : Value();
-          scf::ForOp::create(
-              gb, loc, cIdx(gb, 0), cIdx(gb, numChunks * w), cIdx(gb, w),
-              ValueRange{}, [&](OpBuilder &cb, Location, Value c0, ValueRange) {
-                // Row l's values at keys jLast - m, m = 0 .. W-1: its
-                // buckets are the diagonals from (row, jLast) up.
-                SmallVector<Value> rows;
-                for (int64_t l = 0; l < w; ++l) {
-                  Value pos = add(cb, qPos0,
-                                  minI(cb, add(cb, c0, cIdx(cb, l)), lastRow));
-                  Value start = add(cb, sub(cb, pos, jLast), shift);
-                  Value buckets =
-                      loadBuckets(cb, diagonal, ValueRange{diagLead, start});
-                  SmallVector<Value> at(lead);
-                  at.push_back(rowOffset ? sub(cb, pos, rowOffset) : pos);
-                  rows.push_back(
-                      rowWindowRead(cb, table, at, buckets, 0, allLanes));
-                  // The row's window `rowReadPrefetch` key vectors on
-                  // (it moves by at most one column per key).
-                  if (opts.rowReadPrefetch > 0)
-                    prefetchAround(cb, table, at, buckets,
-                                   opts.rowReadPrefetch * w);
-                }
-                SmallVector<Value> columns = transpose(cb, rows);
-                for (int64_t m = 0; m < w; ++m)
-                  vector::StoreOp::create(
-                      cb, loc, columns[m], r.scratch,
-                      ValueRange{add(cb, g, cIdx(cb, w - 1 - m)), c0});
-                scf::YieldOp::create(cb, loc);
-              });
-        }
-        scf::YieldOp::create(gb, loc);
-      });
+  forRange(b, cIdx(b, 0), keys, cIdx(b, w), [&](OpBuilder &gb, Value g) {
+    Value jLast = add(gb, add(gb, k0, g), cIdx(gb, w - 1));
+    Value lastRow = sub(gb, tq, cIdx(gb, 1));
+    for (RowRead &r : rowReads) {
+      Value table = bufferOf(r.read.getTensor());
+      Value diagonal = bufferOf(r.diagonal);
+      SmallVector<Value> lead;
+      for (Value v : r.lead)
+        lead.push_back(uniformScalar(gb, v));
+      Value diagLead = uniformScalar(gb, r.diagLead);
+      Value shift = uniformScalar(gb, r.shift);
+      Value rowOffset = r.rowOffset ? uniformScalar(gb, r.rowOffset) : Value();
+      forRange(gb, cIdx(gb, 0), cIdx(gb, numChunks * w), cIdx(gb, w),
+               [&](OpBuilder &cb, Value c0) {
+                 // Row l's values at keys jLast - m, m = 0 .. W-1: its
+                 // buckets are the diagonals from (row, jLast) up.
+                 SmallVector<Value> rows;
+                 for (int64_t l = 0; l < w; ++l) {
+                   Value pos = add(cb, qPos0,
+                                   minI(cb, add(cb, c0, cIdx(cb, l)), lastRow));
+                   Value start = add(cb, sub(cb, pos, jLast), shift);
+                   Value buckets =
+                       loadBuckets(cb, diagonal, ValueRange{diagLead, start});
+                   SmallVector<Value> at(lead);
+                   at.push_back(rowOffset ? sub(cb, pos, rowOffset) : pos);
+                   rows.push_back(
+                       rowWindowRead(cb, table, at, buckets, 0, allLanes));
+                   // The row's window `rowReadPrefetch` key vectors on
+                   // (it moves by at most one column per key).
+                   if (opts.rowReadPrefetch > 0)
+                     prefetchAround(cb, table, at, buckets,
+                                    opts.rowReadPrefetch * w);
+                 }
+                 SmallVector<Value> columns = transpose(cb, rows);
+                 for (int64_t m = 0; m < w; ++m)
+                   vector::StoreOp::create(
+                       cb, loc, columns[m], r.scratch,
+                       ValueRange{add(cb, g, cIdx(cb, w - 1 - m)), c0});
+               });
+    }
+  });
 }
 
 Value KernelBuilder::lanesVector(OpBuilder &b, Lanes &lanes, Value v) {
@@ -1406,18 +1409,12 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
   int64_t re = scaled(opts.valueBlock);
   Value dvMain = mul(b, arith::DivUIOp::create(b, loc, valueDim, cIdx(b, re)),
                      cIdx(b, re));
-  scf::ForOp::create(b, loc, cIdx(b, 0), dvMain, cIdx(b, re), ValueRange{},
-                     [&](OpBuilder &nb, Location, Value e0, ValueRange) {
-                       buildValueBlock(nb, numChunks, re, e0, k0, tk, alpha,
-                                       probSums);
-                       scf::YieldOp::create(nb, loc);
-                     });
-  scf::ForOp::create(b, loc, dvMain, valueDim, cIdx(b, 1), ValueRange{},
-                     [&](OpBuilder &nb, Location, Value e0, ValueRange) {
-                       buildValueBlock(nb, numChunks, 1, e0, k0, tk, alpha,
-                                       probSums);
-                       scf::YieldOp::create(nb, loc);
-                     });
+  forRange(b, cIdx(b, 0), dvMain, cIdx(b, re), [&](OpBuilder &nb, Value e0) {
+    buildValueBlock(nb, numChunks, re, e0, k0, tk, alpha, probSums);
+  });
+  forRange(b, dvMain, valueDim, cIdx(b, 1), [&](OpBuilder &nb, Value e0) {
+    buildValueBlock(nb, numChunks, 1, e0, k0, tk, alpha, probSums);
+  });
   tileScalars.clear();
   keyTileLanes.clear();
   inUniformTile = false;
@@ -1426,28 +1423,23 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
 void KernelBuilder::prefetchKeyTile(OpBuilder &b, Value k1) {
   Value end = minI(b, add(b, k1, cIdx(b, opts.tileK)), kEnd);
   constexpr int64_t kLineBytes = 64;
-  scf::ForOp::create(
-      b, loc, k1, end, cIdx(b, 1), ValueRange{},
-      [&](OpBuilder &jb, Location, Value key, ValueRange) {
-        for (auto [bufferOfRows, dim] :
-             {std::pair(kBuf, headDim), {vBuf, valueDim}}) {
-          // (A lambda may not capture a structured binding before C++20.)
-          Value buffer = bufferOfRows;
-          auto type = cast<MemRefType>(buffer.getType());
-          int64_t bytes = type.getElementTypeBitWidth() / 8;
-          scf::ForOp::create(
-              jb, loc, cIdx(jb, 0), dim, cIdx(jb, kLineBytes / bytes),
-              ValueRange{}, [&](OpBuilder &db, Location, Value d, ValueRange) {
-                memref::PrefetchOp::create(db, loc, buffer,
-                                           ValueRange{bIdx, hkIdx, key, d},
-                                           /*isWrite=*/false,
-                                           /*localityHint=*/3,
-                                           /*isDataCache=*/true);
-                scf::YieldOp::create(db, loc);
-              });
-        }
-        scf::YieldOp::create(jb, loc);
-      });
+  forRange(b, k1, end, cIdx(b, 1), [&](OpBuilder &jb, Value key) {
+    for (auto [bufferOfRows, dim] :
+         {std::pair(kBuf, headDim), {vBuf, valueDim}}) {
+      // (A lambda may not capture a structured binding before C++20.)
+      Value buffer = bufferOfRows;
+      auto type = cast<MemRefType>(buffer.getType());
+      int64_t bytes = type.getElementTypeBitWidth() / 8;
+      forRange(jb, cIdx(jb, 0), dim, cIdx(jb, kLineBytes / bytes),
+               [&](OpBuilder &db, Value d) {
+                 memref::PrefetchOp::create(db, loc, buffer,
+                                            ValueRange{bIdx, hkIdx, key, d},
+                                            /*isWrite=*/false,
+                                            /*localityHint=*/3,
+                                            /*isDataCache=*/true);
+               });
+    }
+  });
 }
 
 /// The whole query tile with `numChunks` vectors of rows.
@@ -1491,14 +1483,11 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
     vector::StoreOp::create(b, loc, splat(b, 0.0f), lBuf,
                             ValueRange{cIdx(b, c * w)});
   }
-  scf::ForOp::create(b, loc, cIdx(b, 0), valueDim, cIdx(b, 1), ValueRange{},
-                     [&](OpBuilder &nb, Location, Value e, ValueRange) {
-                       for (int64_t c = 0; c < numChunks; ++c)
-                         vector::StoreOp::create(
-                             nb, loc, splat(nb, 0.0f), oT,
-                             ValueRange{e, cIdx(nb, c * w)});
-                       scf::YieldOp::create(nb, loc);
-                     });
+  forRange(b, cIdx(b, 0), valueDim, cIdx(b, 1), [&](OpBuilder &nb, Value e) {
+    for (int64_t c = 0; c < numChunks; ++c)
+      vector::StoreOp::create(nb, loc, splat(nb, 0.0f), oT,
+                              ValueRange{e, cIdx(nb, c * w)});
+  });
 
   // A full tile of a head with several query tiles finds K and V in the
   // caches (the tile before it read them); a tile that reads them once
@@ -1506,75 +1495,65 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
   // value blocks read V by columns: it prefetches the next key tile.
   bool prefetch = opts.prefetch && (grouped || numChunks < opts.tileQ / w);
   Value tileK = cIdx(b, opts.tileK);
-  scf::ForOp::create(
-      b, loc, cIdx(b, 0), kEnd, tileK, ValueRange{},
-      [&](OpBuilder &kb, Location, Value k0, ValueRange) {
-        Value tk = minI(kb, tileK, sub(kb, kEnd, k0));
-        if (prefetch)
-          prefetchKeyTile(kb, add(kb, k0, tileK));
-        if (!runEndBuf) {
-          buildKeyTile(kb, numChunks, k0, tk, /*uniform=*/false);
-          scf::YieldOp::create(kb, loc);
-          return;
-        }
-        // The tile's diagonals r = i - j + shift run from rLow (last key,
-        // first row) to rHigh (first key, last row).
-        Value base = add(kb, sub(kb, qPos0, k0), diagShift);
-        Value rLow = add(kb, sub(kb, base, tk), cIdx(kb, 1));
-        Value rHigh = sub(kb, add(kb, base, tq), cIdx(kb, 1));
-        Value runEnd = memref::LoadOp::create(kb, loc, runEndBuf, rLow);
-        Value uniform = arith::CmpIOp::create(
-            kb, loc, arith::CmpIPredicate::sge, runEnd, rHigh);
-        auto ifOp = scf::IfOp::create(kb, loc, uniform, /*withElse=*/true);
-        OpBuilder tb = ifOp.getThenBodyBuilder();
-        tileDiag = rLow;
-        buildKeyTile(tb, numChunks, k0, tk, /*uniform=*/true);
-        tileDiag = Value();
-        OpBuilder eb = ifOp.getElseBodyBuilder();
-        buildKeyTile(eb, numChunks, k0, tk, /*uniform=*/false);
-        scf::YieldOp::create(kb, loc);
-      });
+  forRange(b, cIdx(b, 0), kEnd, tileK, [&](OpBuilder &kb, Value k0) {
+    Value tk = minI(kb, tileK, sub(kb, kEnd, k0));
+    if (prefetch)
+      prefetchKeyTile(kb, add(kb, k0, tileK));
+    if (!runEndBuf) {
+      buildKeyTile(kb, numChunks, k0, tk, /*uniform=*/false);
+      return;
+    }
+    // The tile's diagonals r = i - j + shift run from rLow (last key,
+    // first row) to rHigh (first key, last row).
+    Value base = add(kb, sub(kb, qPos0, k0), diagShift);
+    Value rLow = add(kb, sub(kb, base, tk), cIdx(kb, 1));
+    Value rHigh = sub(kb, add(kb, base, tq), cIdx(kb, 1));
+    Value runEnd = memref::LoadOp::create(kb, loc, runEndBuf, rLow);
+    Value uniform = arith::CmpIOp::create(kb, loc, arith::CmpIPredicate::sge,
+                                          runEnd, rHigh);
+    auto ifOp = scf::IfOp::create(kb, loc, uniform, /*withElse=*/true);
+    OpBuilder tb = ifOp.getThenBodyBuilder();
+    tileDiag = rLow;
+    buildKeyTile(tb, numChunks, k0, tk, /*uniform=*/true);
+    tileDiag = Value();
+    OpBuilder eb = ifOp.getElseBodyBuilder();
+    buildKeyTile(eb, numChunks, k0, tk, /*uniform=*/false);
+  });
 
   // out[b, h, q0 + i, e] = Oᵀ[e, i] / l[i] (0 for rows that saw no key). In
   // W × W blocks: W vectors of Oᵀ scaled, one transpose in registers, a
   // write (masked past Dv) per row of the tile.
   auto memType = cast<MemRefType>(outBuf.getType());
   auto outVec = VectorType::get({w}, memType.getElementType());
-  scf::ForOp::create(
-      b, loc, cIdx(b, 0), tq, cIdx(b, w), ValueRange{},
-      [&](OpBuilder &ib, Location, Value i0, ValueRange) {
-        Value inv = reciprocalOrZero(
-            ib, vector::LoadOp::create(ib, loc, vecF32, lBuf, i0));
-        scf::ForOp::create(
-            ib, loc, cIdx(ib, 0), valueDim, cIdx(ib, w), ValueRange{},
-            [&](OpBuilder &eb, Location, Value e0, ValueRange) {
-              SmallVector<Value> columns;
-              for (int64_t m = 0; m < w; ++m) {
-                Value o = vector::LoadOp::create(
-                    eb, loc, vecF32, oT,
-                    ValueRange{add(eb, e0, cIdx(eb, m)), i0});
-                columns.push_back(arith::MulFOp::create(eb, loc, o, inv));
-              }
-              SmallVector<Value> blockRows = transpose(eb, columns);
-              Value rest = sub(eb, valueDim, e0);
-              // Each row's position is computed where it is stored (see
-              // the packing of Qᵀ).
-              for (int64_t r = 0; r < w; ++r) {
-                Value i = add(eb, i0, cIdx(eb, r));
-                Value inTile = arith::CmpIOp::create(
-                    eb, loc, arith::CmpIPredicate::slt, i, tq);
-                auto ifOp = scf::IfOp::create(eb, loc, inTile);
-                OpBuilder tb = ifOp.getThenBodyBuilder();
-                Value head = hIdx, row = add(tb, q0, i);
-                if (grouped)
-                  std::tie(head, row) = groupedRow(tb, i);
-                storeLanes(tb, castFloat(tb, loc, blockRows[r], outVec),
-                           outBuf, {bIdx, head, row, e0}, rest);
-              }
-              scf::YieldOp::create(eb, loc);
-            });
-        scf::YieldOp::create(ib, loc);
-      });
+  forRange(b, cIdx(b, 0), tq, cIdx(b, w), [&](OpBuilder &ib, Value i0) {
+    Value inv =
+        reciprocalOrZero(ib, vector::LoadOp::create(ib, loc, vecF32, lBuf, i0));
+    forRange(
+        ib, cIdx(ib, 0), valueDim, cIdx(ib, w), [&](OpBuilder &eb, Value e0) {
+          SmallVector<Value> columns;
+          for (int64_t m = 0; m < w; ++m) {
+            Value o = vector::LoadOp::create(
+                eb, loc, vecF32, oT, ValueRange{add(eb, e0, cIdx(eb, m)), i0});
+            columns.push_back(arith::MulFOp::create(eb, loc, o, inv));
+          }
+          SmallVector<Value> blockRows = transpose(eb, columns);
+          Value rest = sub(eb, valueDim, e0);
+          // Each row's position is computed where it is stored (see
+          // the packing of Qᵀ).
+          for (int64_t r = 0; r < w; ++r) {
+            Value i = add(eb, i0, cIdx(eb, r));
+            Value inTile = arith::CmpIOp::create(
+                eb, loc, arith::CmpIPredicate::slt, i, tq);
+            auto ifOp = scf::IfOp::create(eb, loc, inTile);
+            OpBuilder tb = ifOp.getThenBodyBuilder();
+            Value head = hIdx, row = add(tb, q0, i);
+            if (grouped)
+              std::tie(head, row) = groupedRow(tb, i);
+            storeLanes(tb, castFloat(tb, loc, blockRows[r], outVec), outBuf,
+                       {bIdx, head, row, e0}, rest);
+          }
+        });
+  });
 }
 
 void KernelBuilder::expandBuckets() {
@@ -1855,42 +1834,36 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   // registers, W stores (element-wise, LLVM made scatters of it).
   Value scaleVec = bcast(rw, scale);
   Value zeroVec = splat(rw, 0.0f);
-  scf::ForOp::create(
-      rw, loc, zero, tileQ, wIdx, ValueRange{},
-      [&](OpBuilder &ib, Location, Value i0, ValueRange) {
-        scf::ForOp::create(
-            ib, loc, cIdx(ib, 0), headDim, cIdx(ib, w), ValueRange{},
-            [&](OpBuilder &db, Location, Value d0, ValueRange) {
-              // Each row's position is recomputed per d block: hoisted,
-              // the W rows' (head, row) pairs stay live across the loop and
-              // spill (decode at Lq = 16, D = 128: 1.05-1.07x the time).
-              Value rest = sub(db, headDim, d0);
-              SmallVector<Value> blockRows;
-              for (int64_t l = 0; l < w; ++l) {
-                Value i = add(db, i0, cIdx(db, l));
-                Value inTile = arith::CmpIOp::create(
-                    db, loc, arith::CmpIPredicate::slt, i, tq);
-                Value head = hIdx, row;
-                if (grouped)
-                  std::tie(head, row) =
-                      groupedRow(db, minI(db, i, sub(db, tq, cIdx(db, 1))));
-                else
-                  row = minI(db, add(db, q0, i), sub(db, lq, cIdx(db, 1)));
-                Value x = loadLanes(db, qBuf, {bIdx, head, row, d0}, rest);
-                x = arith::MulFOp::create(
-                    db, loc, castFloat(db, loc, x, vecF32), scaleVec);
-                blockRows.push_back(
-                    arith::SelectOp::create(db, loc, inTile, x, zeroVec));
-              }
-              SmallVector<Value> columns = transpose(db, blockRows);
-              for (int64_t m = 0; m < w; ++m)
-                vector::StoreOp::create(
-                    db, loc, columns[m], qT,
-                    ValueRange{add(db, d0, cIdx(db, m)), i0});
-              scf::YieldOp::create(db, loc);
-            });
-        scf::YieldOp::create(ib, loc);
-      });
+  forRange(rw, zero, tileQ, wIdx, [&](OpBuilder &ib, Value i0) {
+    forRange(
+        ib, cIdx(ib, 0), headDim, cIdx(ib, w), [&](OpBuilder &db, Value d0) {
+          // Each row's position is recomputed per d block: hoisted,
+          // the W rows' (head, row) pairs stay live across the loop and
+          // spill (decode at Lq = 16, D = 128: 1.05-1.07x the time).
+          Value rest = sub(db, headDim, d0);
+          SmallVector<Value> blockRows;
+          for (int64_t l = 0; l < w; ++l) {
+            Value i = add(db, i0, cIdx(db, l));
+            Value inTile = arith::CmpIOp::create(
+                db, loc, arith::CmpIPredicate::slt, i, tq);
+            Value head = hIdx, row;
+            if (grouped)
+              std::tie(head, row) =
+                  groupedRow(db, minI(db, i, sub(db, tq, cIdx(db, 1))));
+            else
+              row = minI(db, add(db, q0, i), sub(db, lq, cIdx(db, 1)));
+            Value x = loadLanes(db, qBuf, {bIdx, head, row, d0}, rest);
+            x = arith::MulFOp::create(db, loc, castFloat(db, loc, x, vecF32),
+                                      scaleVec);
+            blockRows.push_back(
+                arith::SelectOp::create(db, loc, inTile, x, zeroVec));
+          }
+          SmallVector<Value> columns = transpose(db, blockRows);
+          for (int64_t m = 0; m < w; ++m)
+            vector::StoreOp::create(db, loc, columns[m], qT,
+                                    ValueRange{add(db, d0, cIdx(db, m)), i0});
+        });
+  });
 
   // One specialisation per number of row vectors the tile needs, so that a
   // short tile (decode, the last rows) computes no padding vectors.
@@ -1987,14 +1960,6 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
   Value alphaS = scratch({numRows}, f32, {});
   auto f32Const = [&](OpBuilder &b, float v) -> Value {
     return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
-  };
-  auto forRange = [&](OpBuilder &b, Value from, Value to, Value step,
-                      function_ref<void(OpBuilder &, Value)> body) {
-    scf::ForOp::create(b, loc, from, to, step, ValueRange{},
-                       [&](OpBuilder &nb, Location, Value i, ValueRange) {
-                         body(nb, i);
-                         scf::YieldOp::create(nb, loc);
-                       });
   };
 
   // Row r of the kv head: packed row min(r, Lq·group - 1) (the rows past the
