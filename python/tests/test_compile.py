@@ -285,3 +285,21 @@ def test_text_the_upstream_parser_crashes_on_is_rejected():
     with pytest.raises(rpe.CompileError,
                        match="dense arrays of 'index'.*not supported"):
         rpe.compile(text)
+
+
+@pytest.mark.parametrize("depth, ok", [(990, True), (5000, False)])
+def test_deeply_nested_brackets(depth, ok):
+    """MLIR 22's parser recurses per bracket and overflows the stack a few
+    thousand levels down (an array nested 6800 deep crashed it): rpe
+    rejects more than 1000 levels with an error instead, and takes a
+    990-deep attribute."""
+    text = ("func.func @f(%x: f32) -> f32 attributes {a = " + "[" * depth
+            + "1" + "]" * depth + "} {\n  return %x : f32\n}\n")
+    if ok:
+        module = rpe.compile(text)
+        assert module.f(2.5) == 2.5
+    else:
+        with pytest.raises(rpe.CompileError,
+                           match=r"<rpe.compile>:1:\d+: error: brackets nested "
+                                 r"more than 1000 deep"):
+            rpe.compile(text)

@@ -15,7 +15,23 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+/// Rejects `text` (named `name`) where MLIR 22's parser would crash on it,
+/// with an error on stderr.
+static mlir::LogicalResult checkInput(const llvm::MemoryBuffer &buffer,
+                                      llvm::StringRef name) {
+  mlir::MLIRContext context;
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(buffer.getMemBufferRef()),
+      llvm::SMLoc());
+  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  return mlir::rpe::rejectKnownParserCrashes(buffer.getBuffer(), name,
+                                             &context);
+}
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
@@ -24,22 +40,41 @@ int main(int argc, char **argv) {
   mlir::rpe::addVersionPrinter();
   auto [input, output] = mlir::registerAndParseCLIOptions(
       argc, argv, "rpe optimizer driver\n", registry);
-  // Text the upstream parser crashes on gets an error instead (input files;
-  // stdin goes to the parser as it is).
-  if (input != "-") {
-    std::string error;
-    if (std::unique_ptr<llvm::MemoryBuffer> buffer =
-            mlir::openInputFile(input, &error)) {
-      mlir::MLIRContext context;
-      llvm::SourceMgr sourceMgr;
-      llvm::StringRef text = buffer->getBuffer();
-      sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-      mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-      if (mlir::failed(
-              mlir::rpe::rejectKnownParserCrashes(text, input, &context)))
-        return EXIT_FAILURE;
-    }
+  mlir::MlirOptMainConfig config =
+      mlir::MlirOptMainConfig::createFromCLOptions();
+  // Text the upstream parser crashes on gets an error instead. An input file
+  // is checked, then read again by MlirOptMain; stdin can be read once: it is
+  // checked and handed over as a buffer (what MlirOptMain does with the
+  // streams after reading them). --show-dialects and --list-passes read no
+  // input.
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, input, output, registry));
+  // (As MlirOptMain does: a terminal on stdin is likely a mistake.)
+  if (input == "-" && llvm::sys::Process::FileDescriptorIsDisplayed(0))
+    llvm::errs() << "(processing input from stdin now, hit ctrl-c/ctrl-d to "
+                    "interrupt)\n";
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> buffer =
+      mlir::openInputFile(input, &error);
+  if (!buffer) {
+    llvm::errs() << error << "\n";
+    return EXIT_FAILURE;
   }
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, input, output, registry));
+  if (mlir::failed(checkInput(*buffer, input == "-" ? "<stdin>" : input)))
+    return EXIT_FAILURE;
+  if (input != "-")
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, input, output, registry));
+  std::unique_ptr<llvm::ToolOutputFile> outputFile =
+      mlir::openOutputFile(output, &error);
+  if (!outputFile) {
+    llvm::errs() << error << "\n";
+    return EXIT_FAILURE;
+  }
+  if (mlir::failed(mlir::MlirOptMain(outputFile->os(), std::move(buffer),
+                                     registry, config)))
+    return EXIT_FAILURE;
+  outputFile->keep();
+  return EXIT_SUCCESS;
 }

@@ -75,7 +75,9 @@ LogicalResult checkOptions(const CompileOptions &options, Location loc);
 /// of `index` (`array<index: ...>`: parseDenseArrayAttr asks an index type
 /// for its bit width), and a malformed `permutation` / `dimensions` list of
 /// `linalg.transpose` / `broadcast` / `reduce` in custom form (their parser
-/// stores the null attribute of a failed parse). Call it before parsing
+/// stores the null attribute of a failed parse), and brackets (`(`, `[`,
+/// `{`, `<`) nested more than 1000 deep (the parser recurses per level and
+/// overflows the stack a few thousand levels down). Call it before parsing
 /// `text` (named `bufferName`).
 LogicalResult rejectKnownParserCrashes(StringRef text, StringRef bufferName,
                                        MLIRContext *context);

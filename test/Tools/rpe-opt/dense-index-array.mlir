@@ -4,6 +4,8 @@
 // reproducers (fuzz/regressions).
 // RUN: not rpe-opt %rpe_src_root/fuzz/regressions/pipeline/dense-index-array-operand-segments.mlir 2>&1 | FileCheck %s --check-prefix=SEGMENTS --implicit-check-not="Stack dump"
 // RUN: not rpe-opt %s 2>&1 | FileCheck %s --implicit-check-not="Stack dump"
+// RUN: not rpe-opt < %s 2>&1 | FileCheck %s --check-prefix=STDIN --implicit-check-not="Stack dump"
+// STDIN: <stdin>:[[@LINE+13]]:28: error: dense arrays of 'index'
 // RUN: not rpe-compile %s -o %t.o 2>&1 | FileCheck %s --implicit-check-not="Stack dump"
 // RUN: not rpe-compile %rpe_src_root/fuzz/regressions/capi/dense-index-array.mlir -o %t.o 2>&1 | FileCheck %s --check-prefix=CAPI --implicit-check-not="Stack dump"
 // The CI fuzz smoke run's find: NUL bytes and spaces inside the brackets.
