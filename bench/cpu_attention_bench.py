@@ -600,7 +600,8 @@ def main():
                              args.interleave, args.baseline_library)
         if args.json:
             with open(args.json, "w") as f:
-                json.dump({"threads": THREADS, "rounds": args.interleave,
+                json.dump({"threads": THREADS, "isa": ISA,
+                           "rounds": args.interleave,
                            "baseline": args.baseline_library,
                            "rows": results}, f, indent=1)
         return
