@@ -78,17 +78,6 @@ void mlir::rpe::registerCompilerDialects(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
-/// XY of an "sm_XY" or "sm_XYa" chip name, or nullopt.
-static std::optional<unsigned> parseChipVersion(StringRef chip) {
-  unsigned version = 0;
-  if (!chip.consume_front("sm_"))
-    return std::nullopt;
-  chip.consume_back("a");
-  if (chip.getAsInteger(10, version))
-    return std::nullopt;
-  return version;
-}
-
 LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
                                       Location loc) {
   if (options.target != "cpu" && options.target != "nvptx" &&

@@ -36,22 +36,35 @@
 
 using namespace mlir;
 
+/// The subtarget of the host's LLVM target for `cpu` ("" or "generic": the
+/// baseline), or null if the target or the name is unknown (asking LLVM for
+/// an unknown CPU prints a warning: the name is checked first).
+static std::unique_ptr<llvm::MCSubtargetInfo> hostSubtarget(StringRef cpu) {
+  llvm::InitializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target ? target->createMCSubtargetInfo(triple, "", "") : nullptr);
+  if (!subtarget || cpu.empty() || cpu == "generic")
+    return subtarget;
+  if (!subtarget->isCPUStringValid(cpu))
+    return nullptr;
+  return std::unique_ptr<llvm::MCSubtargetInfo>(
+      target->createMCSubtargetInfo(triple, cpu, ""));
+}
+
 rpe::CPUVectorInfo mlir::rpe::getCPUVectorInfo(StringRef cpu) {
   llvm::StringMap<bool> features;
   if (cpu == "native") {
     features = llvm::sys::getHostCPUFeatures();
   } else {
-    llvm::InitializeNativeTarget();
-    llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
-    std::string error;
-    const llvm::Target *target =
-        llvm::TargetRegistry::lookupTarget(triple, error);
-    // Asking LLVM for an unknown CPU prints a warning: check the name first
-    // (rpe-compile reports unknown names when it makes the target machine).
-    std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-        target ? target->createMCSubtargetInfo(triple, "", "") : nullptr);
-    if (subtarget && cpu != "generic" && subtarget->isCPUStringValid(cpu))
-      subtarget.reset(target->createMCSubtargetInfo(triple, cpu, ""));
+    // An unknown name gets the baseline's features (rpe-compile and the
+    // pipelines' option checks report it).
+    std::unique_ptr<llvm::MCSubtargetInfo> subtarget = hostSubtarget(cpu);
+    if (!subtarget)
+      subtarget = hostSubtarget("generic");
     if (subtarget)
       for (StringRef f : {"avx512f", "avx", "avx2", "fma"})
         features[f] = subtarget->checkFeatures("+" + f.str());
@@ -61,6 +74,61 @@ rpe::CPUVectorInfo mlir::rpe::getCPUVectorInfo(StringRef cpu) {
   info.fma = features.lookup("fma");
   info.avx2 = features.lookup("avx2");
   return info;
+}
+
+bool mlir::rpe::isKnownCPU(StringRef cpu) {
+  return cpu == "native" || hostSubtarget(cpu) != nullptr;
+}
+
+std::optional<unsigned> mlir::rpe::parseChipVersion(StringRef chip) {
+  unsigned version = 0;
+  if (!chip.consume_front("sm_"))
+    return std::nullopt;
+  chip.consume_back("a");
+  if (chip.getAsInteger(10, version))
+    return std::nullopt;
+  return version;
+}
+
+LogicalResult mlir::rpe::verifyCPUPipelineOptions(
+    const CPUPipelineOptions &options,
+    function_ref<LogicalResult(const Twine &)> error) {
+  // Unchecked, an unknown name would shape the kernel for the baseline (4
+  // lanes, no FMA) without a word.
+  if (!isKnownCPU(options.targetCPU))
+    return error("rpe-cpu-pipeline: unknown target-cpu '" + options.targetCPU +
+                 "' for " + llvm::sys::getDefaultTargetTriple() +
+                 " (expected native, generic or an LLVM CPU name, e.g. "
+                 "x86-64-v3)");
+  if (options.tileQ <= 0 || options.tileK <= 0)
+    return error("rpe-cpu-pipeline: tile-q and tile-k must be positive, got " +
+                 Twine(options.tileQ) + " and " + Twine(options.tileK));
+  int64_t width = options.vectorWidth;
+  if (width != 0 && (width < 0 || width > 64 || !llvm::isPowerOf2_64(width)))
+    return error("rpe-cpu-pipeline: vector-width must be 0 (from target-cpu) "
+                 "or a power of two up to 64, got " +
+                 Twine(width));
+  return success();
+}
+
+LogicalResult mlir::rpe::verifyNVPTXPipelineOptions(
+    const NVPTXPipelineOptions &options,
+    function_ref<LogicalResult(const Twine &)> error) {
+  std::optional<unsigned> version = parseChipVersion(options.chip);
+  if (!version || *version < 70)
+    return error("rpe-nvptx-pipeline: unknown chip '" + options.chip +
+                 "' (expected sm_70 or later, e.g. sm_80, sm_90, sm_90a)");
+  // gpu-module-to-binary reports an unknown format as an error but does not
+  // fail.
+  StringRef format = options.format;
+  if (format != "isa" && format != "bin" && format != "fatbin")
+    return error("rpe-nvptx-pipeline: format must be isa, bin or fatbin, "
+                 "got '" +
+                 format + "'");
+  if (options.optLevel < 0 || options.optLevel > 3)
+    return error("rpe-nvptx-pipeline: opt-level must be 0..3, got " +
+                 Twine(options.optLevel));
+  return success();
 }
 
 rpe::VectorizeAttentionOptions
@@ -290,16 +358,40 @@ void mlir::rpe::addCPULoweringPasses(OpPassManager &pm,
   pm.addPass(createRPEApplyLoopAnnotationsPass());
 }
 
+/// Registers the pipeline `arg` built by `build` from Options, which
+/// `verify` checks first (PassPipelineRegistration only parses them).
+template <typename Options>
+static void registerVerifiedPipeline(
+    StringRef arg, StringRef description,
+    void (*build)(OpPassManager &, const Options &),
+    LogicalResult (*verify)(const Options &,
+                            function_ref<LogicalResult(const Twine &)>)) {
+  registerPassPipeline(
+      arg, description,
+      [build, verify](OpPassManager &pm, StringRef text,
+                      function_ref<LogicalResult(const Twine &)> error) {
+        Options options;
+        if (failed(options.parseFromString(text)) ||
+            failed(verify(options, error)))
+          return failure();
+        build(pm, options);
+        return success();
+      },
+      [](function_ref<void(const detail::PassOptions &)> handler) {
+        handler(Options());
+      });
+}
+
 void mlir::rpe::registerPipelines() {
-  PassPipelineRegistration<CPUPipelineOptions>(
+  registerVerifiedPipeline<CPUPipelineOptions>(
       "rpe-cpu-pipeline",
       "Lower rpe to the LLVM dialect for the CPU: fused and tiled attention "
       "(or the reference path), linalg, one-shot bufferization, loops, LLVM",
-      buildCPUPipeline);
-  PassPipelineRegistration<NVPTXPipelineOptions>(
+      buildCPUPipeline, verifyCPUPipelineOptions);
+  registerVerifiedPipeline<NVPTXPipelineOptions>(
       "rpe-nvptx-pipeline",
       "Lower rpe for NVIDIA GPUs: fused attention as SIMT kernels, the rest "
       "as one-thread-per-element kernels, host code calling the mgpu* "
       "runtime, device code embedded (PTX, cubin or fatbin)",
-      buildNVPTXPipeline);
+      buildNVPTXPipeline, verifyNVPTXPipelineOptions);
 }

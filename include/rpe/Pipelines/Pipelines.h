@@ -218,6 +218,25 @@ struct CPUVectorInfo {
 };
 CPUVectorInfo getCPUVectorInfo(StringRef cpu);
 
+/// Whether `cpu` names a CPU of the host's LLVM target: "native", "generic"
+/// or a name the target knows (x86-64-v3, skylake-avx512, znver4, ...).
+bool isKnownCPU(StringRef cpu);
+
+/// XY of an NVIDIA chip name "sm_XY" or "sm_XYa", or nullopt.
+std::optional<unsigned> parseChipVersion(StringRef chip);
+
+/// Check what a pipeline string can get wrong and no pass would report (an
+/// unknown target-cpu, chip or format) or would report only as a failure
+/// of the whole module; the first problem goes to `errorHandler`.
+/// `rpe-cpu-pipeline` and `rpe-nvptx-pipeline` run them on their parsed
+/// options.
+LogicalResult
+verifyCPUPipelineOptions(const CPUPipelineOptions &options,
+                         function_ref<LogicalResult(const Twine &)> error);
+LogicalResult
+verifyNVPTXPipelineOptions(const NVPTXPipelineOptions &options,
+                           function_ref<LogicalResult(const Twine &)> error);
+
 /// The vector kernel's parameters from the pipeline options: those left at
 /// 0 from target-cpu (width, FMA) and per width (tile, register blocks).
 VectorizeAttentionOptions

@@ -1,0 +1,28 @@
+// Pipeline options that no pass would report, or would report only as a
+// failure of the whole module, are checked when the pipeline string is
+// parsed: an error, exit 1, no IR. An unknown target-cpu used to shape the
+// kernel for the baseline (4 lanes, no FMA) silently, and an unknown format
+// made gpu-module-to-binary print an error and exit 0.
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="target-cpu=nonsense" 2>&1 | FileCheck %s --check-prefix=CPU
+// CPU: error: rpe-cpu-pipeline: unknown target-cpu 'nonsense' for {{.*}} (expected native, generic or an LLVM CPU name, e.g. x86-64-v3)
+// RUN: not rpe-opt %s --pass-pipeline="builtin.module(rpe-cpu-pipeline{target-cpu=nonsense})" 2>&1 | FileCheck %s --check-prefix=CPU
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="tile-q=0" 2>&1 | FileCheck %s --check-prefix=TILE
+// TILE: error: rpe-cpu-pipeline: tile-q and tile-k must be positive, got 0 and 64
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="vector-width=3" 2>&1 | FileCheck %s --check-prefix=WIDTH
+// WIDTH: error: rpe-cpu-pipeline: vector-width must be 0 (from target-cpu) or a power of two up to 64, got 3
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="chip=foo" 2>&1 | FileCheck %s --check-prefix=CHIP
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="chip=sm_60" 2>&1 | FileCheck %s --check-prefix=CHIP60
+// CHIP: error: rpe-nvptx-pipeline: unknown chip 'foo' (expected sm_70 or later, e.g. sm_80, sm_90, sm_90a)
+// CHIP60: error: rpe-nvptx-pipeline: unknown chip 'sm_60'
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="format=xyz" 2>&1 | FileCheck %s --check-prefix=FORMAT
+// FORMAT: error: rpe-nvptx-pipeline: format must be isa, bin or fatbin, got 'xyz'
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="opt-level=7" 2>&1 | FileCheck %s --check-prefix=LEVEL
+// LEVEL: error: rpe-nvptx-pipeline: opt-level must be 0..3, got 7
+//
+// Known CPU names pass: generic, a CPU of the host's (x86) target.
+// RUN: rpe-opt %s -rpe-cpu-pipeline="target-cpu=generic" | FileCheck %s --check-prefix=OK
+// RUN: rpe-opt %s -rpe-cpu-pipeline="target-cpu=x86-64-v3" | FileCheck %s --check-prefix=OK
+// OK: llvm.func @f
+func.func @f(%x: f32) -> f32 {
+  return %x : f32
+}
