@@ -108,6 +108,13 @@ LogicalResult mlir::rpe::verifyCPUPipelineOptions(
     return error("rpe-cpu-pipeline: vector-width must be 0 (from target-cpu) "
                  "or a power of two up to 64, got " +
                  Twine(width));
+  // The vector kernel's own constraints (vector-tile-q a multiple of the
+  // width, block sizes, decode-rows), as rpe-vectorize-attention names them.
+  if (options.vectorize)
+    return checkVectorizeAttentionOptions(
+        resolveVectorizeOptions(options), [&](const Twine &message) {
+          return error("rpe-cpu-pipeline: rpe-vectorize-attention: " + message);
+        });
   return success();
 }
 

@@ -6,9 +6,10 @@
 // RUN: rpe-opt %s -rpe-cpu-pipeline="target-cpu=skylake-avx512" | FileCheck %s --check-prefixes=CHECK,W16
 // RUN: rpe-opt %s -rpe-cpu-pipeline="target-cpu=haswell" | FileCheck %s --check-prefixes=CHECK,W8
 // RUN: rpe-opt %s -rpe-cpu-pipeline="target-cpu=generic" | FileCheck %s --check-prefix=NOFMA
-// The decode kernel's row bound is a pipeline option, checked by the pass.
-// RUN: not rpe-opt %s -rpe-cpu-pipeline="decode-rows=17" 2>&1 | FileCheck %s --check-prefix=BADDEC
-// BADDEC: error: rpe-vectorize-attention: decode-rows must be in [0, 16], got 17
+// The decode kernel's row bound is a pipeline option, checked when the
+// pipeline string is parsed.
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="decode-rows=17" 2>&1 | FileCheck %s --check-prefix=BADDEC --implicit-check-not="current operation"
+// BADDEC: error: rpe-cpu-pipeline: rpe-vectorize-attention: decode-rows must be in [0, 16], got 17
 // From machine code: rpe-compile picks the width from --mcpu.
 // RUN: rpe-compile %s --emit=asm --mcpu=skylake-avx512 -O3 -o - | FileCheck %s --check-prefix=AVX512
 // RUN: rpe-compile %s --emit=asm --mcpu=haswell -O3 -o - | FileCheck %s --check-prefix=AVX2

@@ -1,22 +1,29 @@
 // Pipeline options that no pass would report, or would report only as a
 // failure of the whole module, are checked when the pipeline string is
-// parsed: an error, exit 1, no IR. An unknown target-cpu used to shape the
-// kernel for the baseline (4 lanes, no FMA) silently, and an unknown format
-// made gpu-module-to-binary print an error and exit 0.
-// RUN: not rpe-opt %s -rpe-cpu-pipeline="target-cpu=nonsense" 2>&1 | FileCheck %s --check-prefix=CPU
+// parsed: an error, exit 1, no IR (no "see current operation" dump). An
+// unknown target-cpu used to shape the kernel for the baseline (4 lanes, no
+// FMA) silently, and an unknown format made gpu-module-to-binary print an
+// error and exit 0.
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="target-cpu=nonsense" 2>&1 | FileCheck %s --check-prefix=CPU --implicit-check-not="current operation"
 // CPU: error: rpe-cpu-pipeline: unknown target-cpu 'nonsense' for {{.*}} (expected native, generic or an LLVM CPU name, e.g. x86-64-v3)
-// RUN: not rpe-opt %s --pass-pipeline="builtin.module(rpe-cpu-pipeline{target-cpu=nonsense})" 2>&1 | FileCheck %s --check-prefix=CPU
-// RUN: not rpe-opt %s -rpe-cpu-pipeline="tile-q=0" 2>&1 | FileCheck %s --check-prefix=TILE
+// RUN: not rpe-opt %s --pass-pipeline="builtin.module(rpe-cpu-pipeline{target-cpu=nonsense})" 2>&1 | FileCheck %s --check-prefix=CPU --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="tile-q=0" 2>&1 | FileCheck %s --check-prefix=TILE --implicit-check-not="current operation"
 // TILE: error: rpe-cpu-pipeline: tile-q and tile-k must be positive, got 0 and 64
-// RUN: not rpe-opt %s -rpe-cpu-pipeline="vector-width=3" 2>&1 | FileCheck %s --check-prefix=WIDTH
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="vector-width=3" 2>&1 | FileCheck %s --check-prefix=WIDTH --implicit-check-not="current operation"
 // WIDTH: error: rpe-cpu-pipeline: vector-width must be 0 (from target-cpu) or a power of two up to 64, got 3
-// RUN: not rpe-opt %s -rpe-nvptx-pipeline="chip=foo" 2>&1 | FileCheck %s --check-prefix=CHIP
-// RUN: not rpe-opt %s -rpe-nvptx-pipeline="chip=sm_60" 2>&1 | FileCheck %s --check-prefix=CHIP60
+// The vector kernel's constraints, on the options the pipeline resolves.
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="target-cpu=x86-64-v4 vector-tile-q=20" 2>&1 | FileCheck %s --check-prefix=VTILE --implicit-check-not="current operation"
+// VTILE: error: rpe-cpu-pipeline: rpe-vectorize-attention: tile-q must be a positive multiple of vector-width (16) and at most 16 vectors, got 20
+// (decode-rows: cpu-pipeline-vector.mlir.)
+// With vectorize=0 the vector kernel's options are not used.
+// RUN: rpe-opt %s -rpe-cpu-pipeline="vectorize=0 vector-tile-q=20" | FileCheck %s --check-prefix=OK
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="chip=foo" 2>&1 | FileCheck %s --check-prefix=CHIP --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="chip=sm_60" 2>&1 | FileCheck %s --check-prefix=CHIP60 --implicit-check-not="current operation"
 // CHIP: error: rpe-nvptx-pipeline: unknown chip 'foo' (expected sm_70 or later, e.g. sm_80, sm_90, sm_90a)
 // CHIP60: error: rpe-nvptx-pipeline: unknown chip 'sm_60'
-// RUN: not rpe-opt %s -rpe-nvptx-pipeline="format=xyz" 2>&1 | FileCheck %s --check-prefix=FORMAT
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="format=xyz" 2>&1 | FileCheck %s --check-prefix=FORMAT --implicit-check-not="current operation"
 // FORMAT: error: rpe-nvptx-pipeline: format must be isa, bin or fatbin, got 'xyz'
-// RUN: not rpe-opt %s -rpe-nvptx-pipeline="opt-level=7" 2>&1 | FileCheck %s --check-prefix=LEVEL
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="opt-level=7" 2>&1 | FileCheck %s --check-prefix=LEVEL --implicit-check-not="current operation"
 // LEVEL: error: rpe-nvptx-pipeline: opt-level must be 0..3, got 7
 //
 // Known CPU names pass: generic, a CPU of the host's (x86) target.

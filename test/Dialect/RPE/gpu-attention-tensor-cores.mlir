@@ -2,8 +2,8 @@
 // RUN: rpe-opt %s -rpe-gpu-attention -split-input-file | FileCheck %s --check-prefix=NOLXL
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-threads=1 mma-block-rows=32 mma-tile-k=16" -canonicalize -split-input-file | FileCheck %s --check-prefix=OPTS
 // RUN: rpe-opt %s -rpe-gpu-attention="tensor-cores=false" -split-input-file | FileCheck %s --check-prefix=SIMT
-// RUN: not rpe-opt %s -rpe-gpu-attention="mma-tile-k=24" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADOPT
-// RUN: not rpe-opt %s -rpe-gpu-attention="mma-threads=48" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: not rpe-opt %s -rpe-gpu-attention="mma-tile-k=24" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADOPT --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -rpe-gpu-attention="mma-threads=48" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADOPT --implicit-check-not="current operation"
 
 // BADOPT: error: rpe-gpu-attention: mma-block-rows and mma-tile-k must be positive multiples of 16 and mma-threads 1 or a positive multiple of 32
 

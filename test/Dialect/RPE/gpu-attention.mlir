@@ -1,7 +1,7 @@
 // RUN: rpe-opt %s -rpe-gpu-attention -canonicalize -split-input-file | FileCheck %s
 // RUN: rpe-opt %s -rpe-gpu-attention -split-input-file | FileCheck %s --check-prefix=NOLXL
 // RUN: rpe-opt %s -rpe-gpu-attention="block-rows=64 tile-k=4" -canonicalize -split-input-file | FileCheck %s --check-prefix=OPTS
-// RUN: not rpe-opt %s -rpe-gpu-attention="block-rows=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: not rpe-opt %s -rpe-gpu-attention="block-rows=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADOPT --implicit-check-not="current operation"
 
 // BADOPT: error: rpe-gpu-attention: block-rows, tile-k and max-head-dim must be positive, got 0, 8 and 256
 

@@ -1,6 +1,6 @@
 // RUN: rpe-opt %s -rpe-gpu-offload -split-input-file | FileCheck %s
 // RUN: rpe-opt %s -rpe-gpu-offload="deallocate=false" -split-input-file | FileCheck %s --check-prefix=NOFREE
-// RUN: not rpe-opt %s -rpe-gpu-offload="block-size=0" 2>&1 | FileCheck %s --check-prefix=BADOPT
+// RUN: not rpe-opt %s -rpe-gpu-offload="block-size=0" 2>&1 | FileCheck %s --check-prefix=BADOPT --implicit-check-not="current operation"
 
 // BADOPT: error: rpe-gpu-offload: block-size must be in 1..1024, got 0
 

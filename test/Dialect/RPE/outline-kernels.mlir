@@ -1,7 +1,7 @@
 // RUN: rpe-opt %s -rpe-outline-kernels -split-input-file | FileCheck %s
 // RUN: rpe-opt %s -rpe-outline-kernels=min-repeats=0 -split-input-file | FileCheck %s --check-prefix=ATTN
 // RUN: rpe-opt %s -rpe-outline-kernels=min-repeats=1 -split-input-file | FileCheck %s --check-prefix=ALL
-// RUN: not rpe-opt %s -rpe-outline-kernels=min-repeats=-1 -split-input-file 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: not rpe-opt %s -rpe-outline-kernels=min-repeats=-1 2>&1 | FileCheck %s --check-prefix=NEG --implicit-check-not=error:
 
 // NEG: error: rpe-outline-kernels: min-repeats must not be negative, got -1
 

@@ -3,7 +3,7 @@
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=0" | FileCheck %s --check-prefix=NOBLOCK
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="min-table-columns=8" | FileCheck %s --check-prefix=NARROW
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="key-band=0" | FileCheck %s --check-prefix=NOBAND
-// RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=-1" 2>&1 | FileCheck %s --check-prefix=BADBLOCK
+// RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=-1" 2>&1 | FileCheck %s --check-prefix=BADBLOCK --implicit-check-not="current operation"
 
 // BADBLOCK: error: rpe-split-attention-heads: query-block must not be negative, got -1
 

@@ -1,5 +1,5 @@
 // RUN: rpe-opt %s -rpe-tile-attention="tile-q=16 tile-k=32" -split-input-file | FileCheck %s
-// RUN: not rpe-opt %s -rpe-tile-attention="tile-q=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: not rpe-opt %s -rpe-tile-attention="tile-q=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADTILE --implicit-check-not="current operation"
 
 // BADTILE: error: rpe-tile-attention: tile-q and tile-k must be positive, got 0 and 64
 

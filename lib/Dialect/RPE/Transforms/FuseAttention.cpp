@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
+#include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
 #include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
@@ -285,24 +286,26 @@ struct FoldBiasProducers : OpRewritePattern<AttentionOp> {
 };
 
 struct RPEFuseAttentionPass
-    : rpe::impl::RPEFuseAttentionPassBase<RPEFuseAttentionPass> {
-  using Base::Base;
+    : rpe::CheckedOptionsPass<
+          rpe::impl::RPEFuseAttentionPassBase<RPEFuseAttentionPass>> {
+  using CheckedOptionsPass::CheckedOptionsPass;
+
+  LogicalResult checkOptions(
+      function_ref<LogicalResult(const Twine &)> error) const override {
+    if (foldOps < 0)
+      return error("rpe-fuse-attention: fold-ops must not be negative, got " +
+                   Twine(static_cast<int64_t>(foldOps)));
+    if (bucketMaxPairs < 0 || bucketMaxDiagonals < 0)
+      return error("rpe-fuse-attention: bucket-max-pairs and "
+                   "bucket-max-diagonals must not be negative, got " +
+                   Twine(static_cast<int64_t>(bucketMaxPairs)) + " and " +
+                   Twine(static_cast<int64_t>(bucketMaxDiagonals)));
+    return success();
+  }
 
   void runOnOperation() override {
-    if (foldOps < 0) {
-      emitError(getOperation()->getLoc())
-          << "rpe-fuse-attention: fold-ops must not be negative, got "
-          << static_cast<int64_t>(foldOps);
+    if (failed(checkOptionsOnRun()))
       return signalPassFailure();
-    }
-    if (bucketMaxPairs < 0 || bucketMaxDiagonals < 0) {
-      emitError(getOperation()->getLoc())
-          << "rpe-fuse-attention: bucket-max-pairs and bucket-max-diagonals "
-             "must not be negative, got "
-          << static_cast<int64_t>(bucketMaxPairs) << " and "
-          << static_cast<int64_t>(bucketMaxDiagonals);
-      return signalPassFailure();
-    }
     RewritePatternSet patterns(&getContext());
     populateRPEFuseAttentionPatterns(
         patterns, foldOps,

@@ -13,6 +13,7 @@
 
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 #include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
+#include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
 #include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
@@ -505,31 +506,34 @@ void mlir::rpe::populateRPEGPUAttentionPatterns(
 
 namespace {
 struct RPEGPUAttentionPass
-    : rpe::impl::RPEGPUAttentionPassBase<RPEGPUAttentionPass> {
-  using Base::Base;
-  void runOnOperation() override {
-    if (blockRows <= 0 || tileK <= 0 || maxHeadDim <= 0) {
-      getOperation()->emitError()
-          << "rpe-gpu-attention: block-rows, tile-k and max-head-dim must be "
-             "positive, got "
-          << static_cast<int64_t>(blockRows) << ", "
-          << static_cast<int64_t>(tileK) << " and "
-          << static_cast<int64_t>(maxHeadDim);
-      return signalPassFailure();
-    }
+    : rpe::CheckedOptionsPass<
+          rpe::impl::RPEGPUAttentionPassBase<RPEGPUAttentionPass>> {
+  using CheckedOptionsPass::CheckedOptionsPass;
+
+  LogicalResult checkOptions(
+      function_ref<LogicalResult(const Twine &)> error) const override {
+    if (blockRows <= 0 || tileK <= 0 || maxHeadDim <= 0)
+      return error("rpe-gpu-attention: block-rows, tile-k and max-head-dim "
+                   "must be positive, got " +
+                   Twine(static_cast<int64_t>(blockRows)) + ", " +
+                   Twine(static_cast<int64_t>(tileK)) + " and " +
+                   Twine(static_cast<int64_t>(maxHeadDim)));
     if (tensorCores &&
         (mmaBlockRows <= 0 || mmaBlockRows % 16 || mmaTileK <= 0 ||
          mmaTileK % 16 ||
-         (mmaThreads != 1 && (mmaThreads <= 0 || mmaThreads % 32)))) {
-      getOperation()->emitError()
-          << "rpe-gpu-attention: mma-block-rows and mma-tile-k must be "
-             "positive multiples of 16 and mma-threads 1 or a positive "
-             "multiple of 32, got "
-          << static_cast<int64_t>(mmaBlockRows) << ", "
-          << static_cast<int64_t>(mmaTileK) << " and "
-          << static_cast<int64_t>(mmaThreads);
+         (mmaThreads != 1 && (mmaThreads <= 0 || mmaThreads % 32))))
+      return error("rpe-gpu-attention: mma-block-rows and mma-tile-k must be "
+                   "positive multiples of 16 and mma-threads 1 or a positive "
+                   "multiple of 32, got " +
+                   Twine(static_cast<int64_t>(mmaBlockRows)) + ", " +
+                   Twine(static_cast<int64_t>(mmaTileK)) + " and " +
+                   Twine(static_cast<int64_t>(mmaThreads)));
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (failed(checkOptionsOnRun()))
       return signalPassFailure();
-    }
     GPUAttentionOptions options{blockRows,   tileK,      maxHeadDim,
                                 tensorCores, mmaThreads, mmaBlockRows,
                                 mmaTileK};

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -121,8 +122,10 @@ void buildLinearLaunch(
   gpu::TerminatorOp::create(b, loc);
 }
 
-struct RPEGPUOffloadPass : rpe::impl::RPEGPUOffloadPassBase<RPEGPUOffloadPass> {
-  using Base::Base;
+struct RPEGPUOffloadPass
+    : rpe::CheckedOptionsPass<
+          rpe::impl::RPEGPUOffloadPassBase<RPEGPUOffloadPass>> {
+  using CheckedOptionsPass::CheckedOptionsPass;
 
   LogicalResult offloadLoops(func::FuncOp func) {
     SmallVector<Operation *> work;
@@ -399,13 +402,17 @@ struct RPEGPUOffloadPass : rpe::impl::RPEGPUOffloadPassBase<RPEGPUOffloadPass> {
     return failure(result.wasInterrupted());
   }
 
+  LogicalResult checkOptions(
+      function_ref<LogicalResult(const Twine &)> error) const override {
+    if (blockSize <= 0 || blockSize > 1024)
+      return error("rpe-gpu-offload: block-size must be in 1..1024, got " +
+                   Twine(static_cast<int64_t>(blockSize)));
+    return success();
+  }
+
   void runOnOperation() override {
-    if (blockSize <= 0 || blockSize > 1024) {
-      getOperation()->emitError()
-          << "rpe-gpu-offload: block-size must be in 1..1024, got "
-          << static_cast<int64_t>(blockSize);
+    if (failed(checkOptionsOnRun()))
       return signalPassFailure();
-    }
     SmallVector<func::FuncOp> funcs;
     for (auto func : getOperation().getOps<func::FuncOp>())
       if (!func.isExternal())

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
+#include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -132,16 +133,22 @@ Candidate buildCandidate(Operation *op, StringRef name) {
 }
 
 struct RPEOutlineKernelsPass
-    : rpe::impl::RPEOutlineKernelsPassBase<RPEOutlineKernelsPass> {
-  using Base::Base;
+    : rpe::CheckedOptionsPass<
+          rpe::impl::RPEOutlineKernelsPassBase<RPEOutlineKernelsPass>> {
+  using CheckedOptionsPass::CheckedOptionsPass;
+
+  LogicalResult checkOptions(
+      function_ref<LogicalResult(const Twine &)> error) const override {
+    if (minRepeats < 0)
+      return error("rpe-outline-kernels: min-repeats must not be negative, "
+                   "got " +
+                   Twine(static_cast<int64_t>(minRepeats)));
+    return success();
+  }
 
   void runOnOperation() override {
-    if (minRepeats < 0) {
-      emitError(getOperation()->getLoc())
-          << "rpe-outline-kernels: min-repeats must not be negative, got "
-          << static_cast<int64_t>(minRepeats);
+    if (failed(checkOptionsOnRun()))
       return signalPassFailure();
-    }
     ModuleOp module = getOperation();
     SmallVector<Candidate> candidates;
     llvm::StringMap<int64_t> occurrences;

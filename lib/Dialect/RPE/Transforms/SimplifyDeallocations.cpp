@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -26,18 +27,22 @@ using namespace mlir;
 namespace {
 
 struct RPESimplifyDeallocationsPass
-    : rpe::impl::RPESimplifyDeallocationsPassBase<
-          RPESimplifyDeallocationsPass> {
-  using Base::Base;
+    : rpe::CheckedOptionsPass<rpe::impl::RPESimplifyDeallocationsPassBase<
+          RPESimplifyDeallocationsPass>> {
+  using CheckedOptionsPass::CheckedOptionsPass;
+
+  LogicalResult checkOptions(
+      function_ref<LogicalResult(const Twine &)> error) const override {
+    if (maxMemrefs < 0)
+      return error("rpe-simplify-deallocations: max-memrefs must not be "
+                   "negative, got " +
+                   Twine(static_cast<int64_t>(maxMemrefs)));
+    return success();
+  }
 
   void runOnOperation() override {
-    if (maxMemrefs < 0) {
-      emitError(getOperation()->getLoc())
-          << "rpe-simplify-deallocations: max-memrefs must not be negative, "
-             "got "
-          << static_cast<int64_t>(maxMemrefs);
+    if (failed(checkOptionsOnRun()))
       return signalPassFailure();
-    }
     WalkResult large = getOperation()->walk([&](bufferization::DeallocOp op) {
       return static_cast<int64_t>(op.getMemrefs().size()) > maxMemrefs
                  ? WalkResult::interrupt()

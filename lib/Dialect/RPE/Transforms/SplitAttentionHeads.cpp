@@ -9,6 +9,7 @@
 
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 #include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
+#include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
 #include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
@@ -531,16 +532,22 @@ struct SliceOfEmptyFill : OpRewritePattern<tensor::ExtractSliceOp> {
 };
 
 struct RPESplitAttentionHeadsPass
-    : rpe::impl::RPESplitAttentionHeadsPassBase<RPESplitAttentionHeadsPass> {
-  using Base::Base;
+    : rpe::CheckedOptionsPass<rpe::impl::RPESplitAttentionHeadsPassBase<
+          RPESplitAttentionHeadsPass>> {
+  using CheckedOptionsPass::CheckedOptionsPass;
+
+  LogicalResult checkOptions(
+      function_ref<LogicalResult(const Twine &)> error) const override {
+    if (queryBlock < 0)
+      return error(
+          "rpe-split-attention-heads: query-block must not be negative, got " +
+          Twine(static_cast<int64_t>(queryBlock)));
+    return success();
+  }
+
   void runOnOperation() override {
-    if (queryBlock < 0) {
-      getOperation()->emitError()
-          << "rpe-split-attention-heads: query-block must not be negative, "
-             "got "
-          << static_cast<int64_t>(queryBlock);
+    if (failed(checkOptionsOnRun()))
       return signalPassFailure();
-    }
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     populateRPESplitAttentionHeadsPatterns(patterns, minTableColumns,

@@ -8,6 +8,7 @@
 
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 #include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
+#include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
 #include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
@@ -337,16 +338,23 @@ void mlir::rpe::populateRPETileAttentionPatterns(
 
 namespace {
 struct RPETileAttentionPass
-    : rpe::impl::RPETileAttentionPassBase<RPETileAttentionPass> {
-  using Base::Base;
+    : rpe::CheckedOptionsPass<
+          rpe::impl::RPETileAttentionPassBase<RPETileAttentionPass>> {
+  using CheckedOptionsPass::CheckedOptionsPass;
+
+  LogicalResult checkOptions(
+      function_ref<LogicalResult(const Twine &)> error) const override {
+    if (tileQ <= 0 || tileK <= 0)
+      return error("rpe-tile-attention: tile-q and tile-k must be positive, "
+                   "got " +
+                   Twine(static_cast<int64_t>(tileQ)) + " and " +
+                   Twine(static_cast<int64_t>(tileK)));
+    return success();
+  }
+
   void runOnOperation() override {
-    if (tileQ <= 0 || tileK <= 0) {
-      getOperation()->emitError()
-          << "rpe-tile-attention: tile-q and tile-k must be positive, got "
-          << static_cast<int64_t>(tileQ) << " and "
-          << static_cast<int64_t>(tileK);
+    if (failed(checkOptionsOnRun()))
       return signalPassFailure();
-    }
     TileAttentionOptions options{tileQ, tileK};
     int64_t toeplitz = 0;
     RewritePatternSet patterns(&getContext());

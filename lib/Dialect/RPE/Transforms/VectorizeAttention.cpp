@@ -25,6 +25,7 @@
 
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
 #include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
+#include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
 #include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
@@ -2186,27 +2187,28 @@ struct VectorizeAttention : OpRewritePattern<AttentionOp> {
 
 LogicalResult mlir::rpe::checkVectorizeAttentionOptions(
     const VectorizeAttentionOptions &o,
-    function_ref<InFlightDiagnostic()> emit) {
+    function_ref<LogicalResult(const Twine &)> error) {
   if (o.vectorWidth < 1 || o.vectorWidth > 64 ||
       !llvm::isPowerOf2_64(o.vectorWidth))
-    return emit() << "vector-width must be a power of two in [1, 64], got "
-                  << o.vectorWidth;
+    return error("vector-width must be a power of two in [1, 64], got " +
+                 Twine(o.vectorWidth));
   if (o.tileQ <= 0 || o.tileQ % o.vectorWidth != 0 ||
       o.tileQ / o.vectorWidth > 16)
-    return emit() << "tile-q must be a positive multiple of vector-width ("
-                  << o.vectorWidth << ") and at most 16 vectors, got "
-                  << o.tileQ;
+    return error("tile-q must be a positive multiple of vector-width (" +
+                 Twine(o.vectorWidth) + ") and at most 16 vectors, got " +
+                 Twine(o.tileQ));
   if (o.tileK <= 0 || o.keyBlock <= 0 || o.valueBlock <= 0 || o.keyBlock > 16 ||
       o.valueBlock > 16)
-    return emit() << "tile-k must be positive and key-block, value-block in "
-                     "[1, 16], got "
-                  << o.tileK << ", " << o.keyBlock << ", " << o.valueBlock;
+    return error("tile-k must be positive and key-block, value-block in "
+                 "[1, 16], got " +
+                 Twine(o.tileK) + ", " + Twine(o.keyBlock) + ", " +
+                 Twine(o.valueBlock));
   if (o.decodeRows < 0 || o.decodeRows > 16)
-    return emit() << "decode-rows must be in [0, 16], got " << o.decodeRows;
+    return error("decode-rows must be in [0, 16], got " + Twine(o.decodeRows));
   if (o.rowReadPrefetch < 0 || o.windowReadPrefetch < 0)
-    return emit() << "row-read-prefetch and window-read-prefetch must not be "
-                     "negative, got "
-                  << o.rowReadPrefetch << ", " << o.windowReadPrefetch;
+    return error("row-read-prefetch and window-read-prefetch must not be "
+                 "negative, got " +
+                 Twine(o.rowReadPrefetch) + ", " + Twine(o.windowReadPrefetch));
   return success();
 }
 
@@ -2217,28 +2219,40 @@ void mlir::rpe::populateRPEVectorizeAttentionPatterns(
 
 namespace {
 struct RPEVectorizeAttentionPass
-    : rpe::impl::RPEVectorizeAttentionPassBase<RPEVectorizeAttentionPass> {
-  using Base::Base;
-  void runOnOperation() override {
-    VectorizeAttentionOptions options;
-    options.vectorWidth = vectorWidth;
-    options.tileQ =
+    : rpe::CheckedOptionsPass<
+          rpe::impl::RPEVectorizeAttentionPassBase<RPEVectorizeAttentionPass>> {
+  using CheckedOptionsPass::CheckedOptionsPass;
+
+  VectorizeAttentionOptions getOptions() const {
+    VectorizeAttentionOptions o;
+    o.vectorWidth = vectorWidth;
+    o.tileQ =
         tileQ ? static_cast<int64_t>(tileQ) : defaultVectorTileQ(vectorWidth);
-    options.tileK = tileK;
-    options.keyBlock = keyBlock;
-    options.valueBlock = valueBlock;
-    options.useFMA = fma;
-    options.prefetch = prefetch;
-    options.decodeRows = decodeRows;
-    options.permuteReads = permuteReads;
-    options.rowReadPrefetch = rowReadPrefetch;
-    options.windowReadPrefetch = windowReadPrefetch;
-    options.llvmUnroll = llvmUnroll;
-    options.upstreamExp = upstreamExp;
-    if (failed(checkVectorizeAttentionOptions(options, [&] {
-          return getOperation()->emitError() << "rpe-vectorize-attention: ";
-        })))
+    o.tileK = tileK;
+    o.keyBlock = keyBlock;
+    o.valueBlock = valueBlock;
+    o.useFMA = fma;
+    o.prefetch = prefetch;
+    o.decodeRows = decodeRows;
+    o.permuteReads = permuteReads;
+    o.rowReadPrefetch = rowReadPrefetch;
+    o.windowReadPrefetch = windowReadPrefetch;
+    o.llvmUnroll = llvmUnroll;
+    o.upstreamExp = upstreamExp;
+    return o;
+  }
+
+  LogicalResult checkOptions(
+      function_ref<LogicalResult(const Twine &)> error) const override {
+    return checkVectorizeAttentionOptions(getOptions(), [&](const Twine &msg) {
+      return error("rpe-vectorize-attention: " + msg);
+    });
+  }
+
+  void runOnOperation() override {
+    if (failed(checkOptionsOnRun()))
       return signalPassFailure();
+    VectorizeAttentionOptions options = getOptions();
     RewritePatternSet patterns(&getContext());
     populateRPEVectorizeAttentionPatterns(patterns, options);
     FailureOr<int64_t> rewritten =

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
 
@@ -396,28 +397,30 @@ struct VectorizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
 };
 
 struct RPEVectorizeContractionsPass
-    : rpe::impl::RPEVectorizeContractionsPassBase<
-          RPEVectorizeContractionsPass> {
-  using Base::Base;
+    : rpe::CheckedOptionsPass<rpe::impl::RPEVectorizeContractionsPassBase<
+          RPEVectorizeContractionsPass>> {
+  using CheckedOptionsPass::CheckedOptionsPass;
 
-  void runOnOperation() override {
+  LogicalResult checkOptions(
+      function_ref<LogicalResult(const Twine &)> error) const override {
     for (auto [name, value] :
          {std::pair<StringRef, int64_t>{"vector-width", vectorWidth},
           {"tile-m", tileM},
           {"tile-n", tileN},
-          {"block-k", blockK}}) {
-      if (value < 1) {
-        getOperation()->emitError() << "rpe-vectorize-contractions: " << name
-                                    << " must be positive, got " << value;
-        return signalPassFailure();
-      }
-    }
-    if (blockN < 0) {
-      getOperation()->emitError()
-          << "rpe-vectorize-contractions: block-n must not be negative, got "
-          << static_cast<int64_t>(blockN);
+          {"block-k", blockK}})
+      if (value < 1)
+        return error("rpe-vectorize-contractions: " + name +
+                     " must be positive, got " + Twine(value));
+    if (blockN < 0)
+      return error(
+          "rpe-vectorize-contractions: block-n must not be negative, got " +
+          Twine(static_cast<int64_t>(blockN)));
+    return success();
+  }
+
+  void runOnOperation() override {
+    if (failed(checkOptionsOnRun()))
       return signalPassFailure();
-    }
     VectorizeContractionsOptions options;
     options.vectorWidth = vectorWidth;
     options.tileM = tileM;

@@ -123,10 +123,10 @@ struct VectorizeAttentionOptions {
   bool upstreamExp = false;
 };
 
-/// Checks the options; reports the first problem through `emit`.
-LogicalResult
-checkVectorizeAttentionOptions(const VectorizeAttentionOptions &options,
-                               function_ref<InFlightDiagnostic()> emit);
+/// Checks the options; reports the first problem through `error`.
+LogicalResult checkVectorizeAttentionOptions(
+    const VectorizeAttentionOptions &options,
+    function_ref<LogicalResult(const Twine &)> error);
 
 /// Patterns of rpe-normalize-attention: front-end attention (batch_matmul
 /// on collapsed batch·heads, transposes) into 4-D linalg generics.
