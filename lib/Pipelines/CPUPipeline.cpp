@@ -103,6 +103,22 @@ LogicalResult mlir::rpe::verifyCPUPipelineOptions(
   if (options.tileQ <= 0 || options.tileK <= 0)
     return error("rpe-cpu-pipeline: tile-q and tile-k must be positive, got " +
                  Twine(options.tileQ) + " and " + Twine(options.tileK));
+  if (options.matmulTileM <= 0 || options.gpuTileK <= 0)
+    return error("rpe-cpu-pipeline: matmul-tile-m and gpu-tile-k must be "
+                 "positive, got " +
+                 Twine(options.matmulTileM) + " and " +
+                 Twine(options.gpuTileK));
+  // 0 means "the default" for these; a negative value would mean it too,
+  // silently.
+  for (auto [name, value] :
+       {std::pair<StringRef, int64_t>{"vector-tile-q", options.vectorTileQ},
+        {"key-block", options.keyBlock},
+        {"value-block", options.valueBlock},
+        {"matmul-tile-n", options.matmulTileN},
+        {"outline-min-repeats", options.outlineMinRepeats}})
+    if (value < 0)
+      return error("rpe-cpu-pipeline: " + name + " must not be negative, got " +
+                   Twine(value));
   int64_t width = options.vectorWidth;
   if (width != 0 && (width < 0 || width > 64 || !llvm::isPowerOf2_64(width)))
     return error("rpe-cpu-pipeline: vector-width must be 0 (from target-cpu) "

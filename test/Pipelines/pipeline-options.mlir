@@ -11,6 +11,13 @@
 // TILE: error: rpe-cpu-pipeline: tile-q and tile-k must be positive, got 0 and 64
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="vector-width=3" 2>&1 | FileCheck %s --check-prefix=WIDTH --implicit-check-not="current operation"
 // WIDTH: error: rpe-cpu-pipeline: vector-width must be 0 (from target-cpu) or a power of two up to 64, got 3
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="matmul-tile-m=0" 2>&1 | FileCheck %s --check-prefix=MTILE --implicit-check-not="current operation"
+// MTILE: error: rpe-cpu-pipeline: matmul-tile-m and gpu-tile-k must be positive, got 0 and 8
+// Options where 0 means the default: a negative value used to mean it too.
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="key-block=-3" 2>&1 | FileCheck %s --check-prefix=NEGBLOCK --implicit-check-not="current operation"
+// NEGBLOCK: error: rpe-cpu-pipeline: key-block must not be negative, got -3
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="outline-min-repeats=-1" 2>&1 | FileCheck %s --check-prefix=NEGOUT --implicit-check-not="current operation"
+// NEGOUT: error: rpe-cpu-pipeline: outline-min-repeats must not be negative, got -1
 // The vector kernel's constraints, on the options the pipeline resolves.
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="target-cpu=x86-64-v4 vector-tile-q=20" 2>&1 | FileCheck %s --check-prefix=VTILE --implicit-check-not="current operation"
 // VTILE: error: rpe-cpu-pipeline: rpe-vectorize-attention: tile-q must be a positive multiple of vector-width (16) and at most 16 vectors, got 20
