@@ -151,7 +151,21 @@ LogicalResult mlir::rpe::verifyNVPTXPipelineOptions(
   if (options.optLevel < 0 || options.optLevel > 3)
     return error("rpe-nvptx-pipeline: opt-level must be 0..3, got " +
                  Twine(options.optLevel));
-  return success();
+  // The options of the passes it builds (rpe-gpu-offload's block-size is a
+  // CUDA block's thread limit).
+  if (options.blockSize <= 0 || options.blockSize > 1024)
+    return error("rpe-nvptx-pipeline: block-size must be in 1..1024, got " +
+                 Twine(options.blockSize));
+  GPUAttentionOptions attention;
+  attention.blockRows = options.blockRows;
+  attention.tileK = options.tileK;
+  attention.tensorCores = options.tensorCores;
+  attention.mmaThreads = options.mmaThreads;
+  attention.mmaBlockRows = options.mmaBlockRows;
+  attention.mmaTileK = options.mmaTileK;
+  return checkGPUAttentionOptions(attention, [&](const Twine &message) {
+    return error("rpe-nvptx-pipeline: rpe-gpu-attention: " + message);
+  });
 }
 
 rpe::VectorizeAttentionOptions

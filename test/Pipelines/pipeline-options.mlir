@@ -32,6 +32,13 @@
 // FORMAT: error: rpe-nvptx-pipeline: format must be isa, bin or fatbin, got 'xyz'
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="opt-level=7" 2>&1 | FileCheck %s --check-prefix=LEVEL --implicit-check-not="current operation"
 // LEVEL: error: rpe-nvptx-pipeline: opt-level must be 0..3, got 7
+// The options of the passes the NVPTX pipeline builds, checked with it.
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="mma-tile-k=24" 2>&1 | FileCheck %s --check-prefix=MMA --implicit-check-not="current operation"
+// MMA: error: rpe-nvptx-pipeline: rpe-gpu-attention: mma-block-rows and mma-tile-k must be positive multiples of 16 and mma-threads 1 or a positive multiple of 32, got 64, 24 and 128
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="block-rows=0" 2>&1 | FileCheck %s --check-prefix=ROWS --implicit-check-not="current operation"
+// ROWS: error: rpe-nvptx-pipeline: rpe-gpu-attention: block-rows, tile-k and max-head-dim must be positive, got 0, 8 and 256
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="block-size=2048" 2>&1 | FileCheck %s --check-prefix=BLOCK --implicit-check-not="current operation"
+// BLOCK: error: rpe-nvptx-pipeline: block-size must be in 1..1024, got 2048
 //
 // Known CPU names pass: generic, a CPU of the host's (x86) target.
 // RUN: rpe-opt %s -rpe-cpu-pipeline="target-cpu=generic" | FileCheck %s --check-prefix=OK

@@ -499,6 +499,24 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
 
 } // namespace
 
+LogicalResult mlir::rpe::checkGPUAttentionOptions(
+    const GPUAttentionOptions &o,
+    function_ref<LogicalResult(const Twine &)> error) {
+  if (o.blockRows <= 0 || o.tileK <= 0 || o.maxHeadDim <= 0)
+    return error("block-rows, tile-k and max-head-dim must be positive, got " +
+                 Twine(o.blockRows) + ", " + Twine(o.tileK) + " and " +
+                 Twine(o.maxHeadDim));
+  if (o.tensorCores &&
+      (o.mmaBlockRows <= 0 || o.mmaBlockRows % 16 || o.mmaTileK <= 0 ||
+       o.mmaTileK % 16 ||
+       (o.mmaThreads != 1 && (o.mmaThreads <= 0 || o.mmaThreads % 32))))
+    return error("mma-block-rows and mma-tile-k must be positive multiples of "
+                 "16 and mma-threads 1 or a positive multiple of 32, got " +
+                 Twine(o.mmaBlockRows) + ", " + Twine(o.mmaTileK) + " and " +
+                 Twine(o.mmaThreads));
+  return success();
+}
+
 void mlir::rpe::populateRPEGPUAttentionPatterns(
     RewritePatternSet &patterns, const GPUAttentionOptions &options) {
   patterns.add<GPUAttention>(patterns.getContext(), options);
@@ -510,33 +528,23 @@ struct RPEGPUAttentionPass
           rpe::impl::RPEGPUAttentionPassBase<RPEGPUAttentionPass>> {
   using CheckedOptionsPass::CheckedOptionsPass;
 
+  GPUAttentionOptions getOptions() const {
+    return GPUAttentionOptions{blockRows,   tileK,      maxHeadDim,
+                               tensorCores, mmaThreads, mmaBlockRows,
+                               mmaTileK};
+  }
+
   LogicalResult checkOptions(
       function_ref<LogicalResult(const Twine &)> error) const override {
-    if (blockRows <= 0 || tileK <= 0 || maxHeadDim <= 0)
-      return error("rpe-gpu-attention: block-rows, tile-k and max-head-dim "
-                   "must be positive, got " +
-                   Twine(static_cast<int64_t>(blockRows)) + ", " +
-                   Twine(static_cast<int64_t>(tileK)) + " and " +
-                   Twine(static_cast<int64_t>(maxHeadDim)));
-    if (tensorCores &&
-        (mmaBlockRows <= 0 || mmaBlockRows % 16 || mmaTileK <= 0 ||
-         mmaTileK % 16 ||
-         (mmaThreads != 1 && (mmaThreads <= 0 || mmaThreads % 32))))
-      return error("rpe-gpu-attention: mma-block-rows and mma-tile-k must be "
-                   "positive multiples of 16 and mma-threads 1 or a positive "
-                   "multiple of 32, got " +
-                   Twine(static_cast<int64_t>(mmaBlockRows)) + ", " +
-                   Twine(static_cast<int64_t>(mmaTileK)) + " and " +
-                   Twine(static_cast<int64_t>(mmaThreads)));
-    return success();
+    return checkGPUAttentionOptions(getOptions(), [&](const Twine &message) {
+      return error("rpe-gpu-attention: " + message);
+    });
   }
 
   void runOnOperation() override {
     if (failed(checkOptionsOnRun()))
       return signalPassFailure();
-    GPUAttentionOptions options{blockRows,   tileK,      maxHeadDim,
-                                tensorCores, mmaThreads, mmaBlockRows,
-                                mmaTileK};
+    GPUAttentionOptions options = getOptions();
     bool failedOp = false;
     getOperation()->walk([&](AttentionOp op) {
       std::string reason = unsupportedReason(op, options);

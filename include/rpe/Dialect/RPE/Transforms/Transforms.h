@@ -52,6 +52,11 @@ struct GPUAttentionOptions {
   int64_t mmaTileK = 32;
 };
 
+/// Checks the options; reports the first problem through `error`.
+LogicalResult
+checkGPUAttentionOptions(const GPUAttentionOptions &options,
+                         function_ref<LogicalResult(const Twine &)> error);
+
 /// Patterns rewriting f16 rpe.attention with static head dimensions (D a
 /// multiple of 16, Dv of 8, no rel_values) into a `gpu.launch` whose
 /// matmuls are warp-level vector.contract on workgroup memory (tensor-core
