@@ -80,16 +80,6 @@ bool mlir::rpe::isKnownCPU(StringRef cpu) {
   return cpu == "native" || hostSubtarget(cpu) != nullptr;
 }
 
-std::optional<unsigned> mlir::rpe::parseChipVersion(StringRef chip) {
-  unsigned version = 0;
-  if (!chip.consume_front("sm_"))
-    return std::nullopt;
-  chip.consume_back("a");
-  if (chip.getAsInteger(10, version))
-    return std::nullopt;
-  return version;
-}
-
 LogicalResult mlir::rpe::verifyCPUPipelineOptions(
     const CPUPipelineOptions &options,
     function_ref<LogicalResult(const Twine &)> error) {
@@ -132,40 +122,6 @@ LogicalResult mlir::rpe::verifyCPUPipelineOptions(
           return error("rpe-cpu-pipeline: rpe-vectorize-attention: " + message);
         });
   return success();
-}
-
-LogicalResult mlir::rpe::verifyNVPTXPipelineOptions(
-    const NVPTXPipelineOptions &options,
-    function_ref<LogicalResult(const Twine &)> error) {
-  std::optional<unsigned> version = parseChipVersion(options.chip);
-  if (!version || *version < 70)
-    return error("rpe-nvptx-pipeline: unknown chip '" + options.chip +
-                 "' (expected sm_70 or later, e.g. sm_80, sm_90, sm_90a)");
-  // gpu-module-to-binary reports an unknown format as an error but does not
-  // fail.
-  StringRef format = options.format;
-  if (format != "isa" && format != "bin" && format != "fatbin")
-    return error("rpe-nvptx-pipeline: format must be isa, bin or fatbin, "
-                 "got '" +
-                 format + "'");
-  if (options.optLevel < 0 || options.optLevel > 3)
-    return error("rpe-nvptx-pipeline: opt-level must be 0..3, got " +
-                 Twine(options.optLevel));
-  // The options of the passes it builds (rpe-gpu-offload's block-size is a
-  // CUDA block's thread limit).
-  if (options.blockSize <= 0 || options.blockSize > 1024)
-    return error("rpe-nvptx-pipeline: block-size must be in 1..1024, got " +
-                 Twine(options.blockSize));
-  GPUAttentionOptions attention;
-  attention.blockRows = options.blockRows;
-  attention.tileK = options.tileK;
-  attention.tensorCores = options.tensorCores;
-  attention.mmaThreads = options.mmaThreads;
-  attention.mmaBlockRows = options.mmaBlockRows;
-  attention.mmaTileK = options.mmaTileK;
-  return checkGPUAttentionOptions(attention, [&](const Twine &message) {
-    return error("rpe-nvptx-pipeline: rpe-gpu-attention: " + message);
-  });
 }
 
 rpe::VectorizeAttentionOptions

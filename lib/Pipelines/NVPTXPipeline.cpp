@@ -84,20 +84,67 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
   pm.addPass(createRPEInternalizeFunctionsPass());
 }
 
-void mlir::rpe::buildGPUKernelPasses(OpPassManager &pm,
-                                     const NVPTXPipelineOptions &options) {
-  // Repeated linalg ops only: each outlined op is a GPU kernel launch of
-  // its own either way.
-  addFusionPasses(pm, /*outlineMinRepeats=*/2);
-  // Attention: one SIMT kernel per op, nothing Lq×Lk.
-  RPEGPUAttentionPassOptions attention;
+/// rpe-gpu-attention's options in rpe-nvptx-pipeline.
+static rpe::RPEGPUAttentionPassOptions
+gpuAttentionPassOptions(const rpe::NVPTXPipelineOptions &options) {
+  rpe::RPEGPUAttentionPassOptions attention;
   attention.blockRows = options.blockRows;
   attention.tileK = options.tileK;
   attention.tensorCores = options.tensorCores;
   attention.mmaThreads = options.mmaThreads;
   attention.mmaBlockRows = options.mmaBlockRows;
   attention.mmaTileK = options.mmaTileK;
-  pm.addPass(createRPEGPUAttentionPass(attention));
+  return attention;
+}
+
+std::optional<unsigned> mlir::rpe::parseChipVersion(StringRef chip) {
+  unsigned version = 0;
+  if (!chip.consume_front("sm_"))
+    return std::nullopt;
+  chip.consume_back("a");
+  if (chip.getAsInteger(10, version))
+    return std::nullopt;
+  return version;
+}
+
+LogicalResult mlir::rpe::verifyNVPTXPipelineOptions(
+    const NVPTXPipelineOptions &options,
+    function_ref<LogicalResult(const Twine &)> error) {
+  std::optional<unsigned> version = parseChipVersion(options.chip);
+  if (!version || *version < 70)
+    return error("rpe-nvptx-pipeline: unknown chip '" + options.chip +
+                 "' (expected sm_70 or later, e.g. sm_80, sm_90, sm_90a)");
+  // gpu-module-to-binary reports an unknown format as an error but does not
+  // fail.
+  StringRef format = options.format;
+  if (format != "isa" && format != "bin" && format != "fatbin")
+    return error("rpe-nvptx-pipeline: format must be isa, bin or fatbin, "
+                 "got '" +
+                 format + "'");
+  if (options.optLevel < 0 || options.optLevel > 3)
+    return error("rpe-nvptx-pipeline: opt-level must be 0..3, got " +
+                 Twine(options.optLevel));
+  // The options of the passes it builds (rpe-gpu-offload's block-size is a
+  // CUDA block's thread limit).
+  if (options.blockSize <= 0 || options.blockSize > 1024)
+    return error("rpe-nvptx-pipeline: block-size must be in 1..1024, got " +
+                 Twine(options.blockSize));
+  RPEGPUAttentionPassOptions a = gpuAttentionPassOptions(options);
+  return checkGPUAttentionOptions(
+      GPUAttentionOptions{a.blockRows, a.tileK, a.maxHeadDim, a.tensorCores,
+                          a.mmaThreads, a.mmaBlockRows, a.mmaTileK},
+      [&](const Twine &message) {
+        return error("rpe-nvptx-pipeline: rpe-gpu-attention: " + message);
+      });
+}
+
+void mlir::rpe::buildGPUKernelPasses(OpPassManager &pm,
+                                     const NVPTXPipelineOptions &options) {
+  // Repeated linalg ops only: each outlined op is a GPU kernel launch of
+  // its own either way.
+  addFusionPasses(pm, /*outlineMinRepeats=*/2);
+  // Attention: one SIMT kernel per op, nothing Lq×Lk.
+  pm.addPass(createRPEGPUAttentionPass(gpuAttentionPassOptions(options)));
   // mma.sync for the tensor-core kernel's matmuls; the host emulation (one
   // thread per block) runs their vector form instead.
   if (options.tensorCores && options.mmaThreads != 1)
