@@ -31,6 +31,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
@@ -440,6 +441,44 @@ std::optional<std::string> findLinkerDriver() {
   return std::nullopt;
 }
 
+/// Flushes `out` and keeps it, or reports the write error (a full disk, a
+/// closed pipe) at `loc` and discards it. The stream's error is cleared
+/// either way: with an error left in it, its destructor aborts the process.
+LogicalResult keepOutput(llvm::ToolOutputFile &out, StringRef path,
+                         Location loc) {
+  out.os().flush();
+  if (std::error_code ec = out.os().error()) {
+    out.os().clear_error();
+    return emitError(loc) << "cannot write '"
+                          << (path == "-" ? "<stdout>" : path)
+                          << "': " << ec.message();
+  }
+  out.keep();
+  return success();
+}
+
+/// Writes the contents of the file `from` into the existing special file `to`
+/// (a device or a FIFO), which is opened and written, not replaced.
+LogicalResult copyInto(StringRef from, StringRef to, Location loc) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(from, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!buffer)
+    return emitError(loc) << "cannot read '" << from
+                          << "': " << buffer.getError().message();
+  std::error_code ec;
+  llvm::raw_fd_ostream os(to, ec, llvm::sys::fs::OF_None);
+  if (ec)
+    return emitError(loc) << "cannot write '" << to << "': " << ec.message();
+  os << (*buffer)->getBuffer();
+  os.close();
+  if ((ec = os.error())) {
+    os.clear_error();
+    return emitError(loc) << "cannot write '" << to << "': " << ec.message();
+  }
+  return success();
+}
+
 LogicalResult emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
                               llvm::CodeGenFileType kind, StringRef path,
                               Location loc) {
@@ -450,12 +489,19 @@ LogicalResult emitMachineCode(llvm::Module &module, llvm::TargetMachine &tm,
                                                 : llvm::sys::fs::OF_Text);
   if (ec)
     return emitError(loc) << "cannot open '" << path << "': " << ec.message();
+  // Objects are written with seeks: to a pipe through a buffer (as llc).
+  llvm::raw_pwrite_stream *os = &out->os();
+  std::unique_ptr<llvm::buffer_ostream> buffered;
+  if (!out->os().supportsSeeking()) {
+    buffered = std::make_unique<llvm::buffer_ostream>(*os);
+    os = buffered.get();
+  }
   llvm::legacy::PassManager pm;
-  if (tm.addPassesToEmitFile(pm, out->os(), nullptr, kind))
+  if (tm.addPassesToEmitFile(pm, *os, nullptr, kind))
     return emitError(loc) << "the target cannot emit this file type";
   pm.run(module);
-  out->keep();
-  return success();
+  buffered.reset();
+  return keepOutput(*out, path, loc);
 }
 
 /// The directory of rpe's runtime library `fileName` (librpe_cuda_runtime.so,
@@ -552,6 +598,24 @@ mlir::rpe::writeAtomically(StringRef path, Location loc,
                            function_ref<LogicalResult(StringRef)> write) {
   if (path == "-")
     return write(path);
+  // A device, a FIFO or another special file (/dev/null, /dev/stdout) is
+  // written through, never replaced by a regular file (as root, renaming
+  // onto /dev/null would do that): the output goes to a temporary file,
+  // which is then copied into it.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(path, status) &&
+      !llvm::sys::fs::is_regular_file(status) &&
+      !llvm::sys::fs::is_directory(status)) {
+    SmallString<256> tmp;
+    if (std::error_code ec =
+            llvm::sys::fs::createTemporaryFile("rpe-output", "", tmp))
+      return emitError(loc)
+             << "cannot create a temporary file: " << ec.message();
+    llvm::FileRemover remover(tmp);
+    if (failed(write(tmp)))
+      return failure();
+    return copyInto(tmp, path, loc);
+  }
   SmallString<256> tmp;
   int fd;
   if (std::error_code ec =
@@ -575,12 +639,7 @@ LogicalResult mlir::rpe::writeTextAtomically(StringRef path, StringRef text,
     if (ec)
       return emitError(loc) << "cannot open '" << tmp << "': " << ec.message();
     out.os() << text;
-    out.os().flush();
-    if (out.os().has_error())
-      return emitError(loc)
-             << "cannot write '" << path << "': " << out.os().error().message();
-    out.keep();
-    return success();
+    return keepOutput(out, path, loc);
   });
 }
 
@@ -606,8 +665,7 @@ static LogicalResult writeDeviceCode(ModuleOp module, StringRef outputPath) {
     return emitError(loc) << "cannot open '" << outputPath
                           << "': " << ec.message();
   out.os() << payload;
-  out.keep();
-  return success();
+  return keepOutput(out, outputPath, loc);
 }
 
 LogicalResult mlir::rpe::emitArtifact(ModuleOp module,
@@ -633,8 +691,7 @@ static LogicalResult emitArtifactTo(ModuleOp module,
     // As rpe-opt prints it: `rpe-opt -rpe-cpu-pipeline` gives the same file.
     module.print(out.os());
     out.os() << '\n';
-    out.keep();
-    return success();
+    return keepOutput(out, outputPath, loc);
   }
 
   if (options.emit == EmitKind::PTX || options.emit == EmitKind::Cubin ||
@@ -664,8 +721,7 @@ static LogicalResult emitArtifactTo(ModuleOp module,
       return emitError(loc)
              << "cannot open '" << outputPath << "': " << ec.message();
     llvmModule->print(out.os(), nullptr);
-    out.keep();
-    return success();
+    return keepOutput(out, outputPath, loc);
   }
   case EmitKind::Asm:
     return emitMachineCode(

@@ -2,6 +2,7 @@
 dtypes, dynamic shapes, ownership, and clear errors for bad input."""
 
 import os
+import stat
 
 import numpy as np
 import pytest
@@ -221,6 +222,15 @@ def test_output_path_is_kept(tmp_path):
                     "index\n return %c : index\n}", output=path, opt_level=0)
     assert m.one() == 1
     assert os.path.exists(path)
+
+
+def test_output_write_error_is_a_compile_error():
+    # /dev/full takes no bytes: a CompileError naming it, and /dev/full is
+    # written through (still a device), not replaced by the library.
+    with pytest.raises(rpe.CompileError,
+                       match="cannot write '/dev/full': No space left"):
+        rpe.compile("func.func @f() { return }", output="/dev/full")
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
 ATTENTION = """

@@ -51,3 +51,30 @@ def test_library_and_tools_report_one_version():
                              capture_output=True, text=True, check=True,
                              env=_tool_env()).stdout
         assert library in out.splitlines(), (name, out)
+
+
+
+def test_compile_object_not_written_to_a_terminal():
+    # stdout a terminal (a pseudo-terminal here): an object is refused with
+    # a diagnostic, and nothing reaches the terminal.
+    import pty
+    source = os.path.join(os.path.dirname(__file__), "..", "..", "test",
+                          "Tools", "rpe-compile", "Inputs", "small.mlir")
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run([_tools.tool_path("rpe-compile"), source,
+                               "--emit=obj"], stdout=follower,
+                              stderr=subprocess.PIPE, text=True,
+                              env=_tool_env(), timeout=120)
+        os.set_blocking(leader, False)
+        try:
+            printed = os.read(leader, 65536)
+        except BlockingIOError:
+            printed = b""
+    finally:
+        os.close(follower)
+        os.close(leader)
+    assert proc.returncode == 1
+    assert ("error: not writing --emit=obj (binary) to the terminal"
+            in proc.stderr), proc.stderr
+    assert printed == b""

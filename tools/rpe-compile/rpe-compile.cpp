@@ -18,6 +18,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -114,6 +115,17 @@ int main(int argc, char **argv) {
   options.emit = *kind;
   if (failed(rpe::checkOptions(options, cliLoc)))
     return 1;
+  // Like opt with bitcode: binary output does not go to a terminal.
+  bool binary = options.emit == rpe::EmitKind::Object ||
+                options.emit == rpe::EmitKind::Cubin ||
+                options.emit == rpe::EmitKind::Fatbin;
+  if (binary && outputFile == "-" &&
+      llvm::sys::Process::StandardOutIsDisplayed()) {
+    emitError(cliLoc) << "not writing --emit=" << emit
+                      << " (binary) to the terminal: use -o FILE (or -o - "
+                         "with stdout redirected)";
+    return 1;
+  }
 
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input = openInputFile(inputFile, &error);

@@ -110,7 +110,10 @@ LogicalResult writeCHeader(ModuleOp module, StringRef guard, raw_ostream &os,
 
 /// Runs `write` on a temporary file next to `path` and renames it to `path`
 /// when `write` succeeds (else removes it): an interrupted or failing
-/// compilation never leaves a truncated output. "-" writes to stdout.
+/// compilation never leaves a truncated output. "-" writes to stdout. A
+/// special file (a device such as /dev/null, a FIFO) is not replaced: the
+/// temporary file (in the system's temporary directory) is copied into it.
+/// Write errors (a full disk) are diagnostics at `loc`.
 LogicalResult writeAtomically(StringRef path, Location loc,
                               function_ref<LogicalResult(StringRef)> write);
 
