@@ -205,6 +205,8 @@ def test_compile_errors_carry_diagnostics(text, message):
     ({"target": "tpu"}, "unknown target 'tpu'"),
     ({"opt_level": 9}, "optimization level must be 0..3"),
     ({"cpu": "not-a-cpu"}, "unknown CPU 'not-a-cpu'"),
+    # A key tile that would overflow a thread's stack (it segfaulted).
+    ({"tile_k": 100000}, r"scores take \d+ KiB of stack per thread"),
 ])
 def test_bad_options(kwargs, message):
     with pytest.raises(rpe.CompileError, match=message):

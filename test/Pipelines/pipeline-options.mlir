@@ -21,6 +21,10 @@
 // The vector kernel's constraints, on the options the pipeline resolves.
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="target-cpu=x86-64-v4 vector-tile-q=20" 2>&1 | FileCheck %s --check-prefix=VTILE --implicit-check-not="current operation"
 // VTILE: error: rpe-cpu-pipeline: rpe-vectorize-attention: tile-q must be a positive multiple of vector-width (16) and at most 16 vectors, got 20
+// A key tile whose scores alone overflow a thread's stack (100000 × 64 f32:
+// 25000 KiB); the rest of an op's scratch: vectorize-attention-invalid.mlir.
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="target-cpu=x86-64-v4 tile-k=100000" 2>&1 | FileCheck %s --check-prefix=STACK --implicit-check-not="current operation"
+// STACK: error: rpe-cpu-pipeline: rpe-vectorize-attention: tile-k x tile-q (100000 x 64) scores take 25000 KiB of stack per thread, more than max-stack-kib = 2048
 // (decode-rows: cpu-pipeline-vector.mlir.)
 // With vectorize=0 the vector kernel's options are not used.
 // RUN: rpe-opt %s -rpe-cpu-pipeline="vectorize=0 vector-tile-q=20" | FileCheck %s --check-prefix=OK

@@ -12,12 +12,17 @@
 // RUN: not rpe-opt %s -rpe-vectorize-attention="window-read-prefetch=-1" 2>&1 | FileCheck %s --check-prefix=BADPF --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -rpe-vectorize-attention="decode-rows=17" 2>&1 | FileCheck %s --check-prefix=BADDEC --implicit-check-not="current operation"
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16 decode-rows=0" | FileCheck %s --check-prefix=NODEC
+// RUN: not rpe-opt %s -rpe-vectorize-attention="tile-k=100000" 2>&1 | FileCheck %s --check-prefix=BIGTILE --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -rpe-vectorize-attention="max-stack-kib=0" 2>&1 | FileCheck %s --check-prefix=BADSTACK --implicit-check-not="current operation"
 
 // BADW: error: rpe-vectorize-attention: vector-width must be a power of two in [1, 64], got 6
 // BADQ: error: rpe-vectorize-attention: tile-q must be a positive multiple of vector-width (8) and at most 16 vectors, got 20
 // BADBLOCK: error: rpe-vectorize-attention: tile-k must be positive and key-block, value-block in [1, 16], got 64, 0, 4
 // BADPF: error: rpe-vectorize-attention: row-read-prefetch and window-read-prefetch must not be negative, got 2, -1
 // BADDEC: error: rpe-vectorize-attention: decode-rows must be in [0, 16], got 17
+// 100000 × 64 f32 scores: 25600000 B = 25000 KiB.
+// BIGTILE: error: rpe-vectorize-attention: tile-k x tile-q (100000 x 64) scores take 25000 KiB of stack per thread, more than max-stack-kib = 2048
+// BADSTACK: error: rpe-vectorize-attention: max-stack-kib must be positive, got 0
 
 // The kernel on buffers: read-only buffers of q, k, v (row-major at any
 // offset: a head's slice is read in place), the result allocated once; parallel over (b, h, query tile) = (2, 4, ceil(100 / 16)); Qᵀ packed

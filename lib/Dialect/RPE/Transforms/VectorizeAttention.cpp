@@ -2176,6 +2176,10 @@ struct VectorizeAttention : OpRewritePattern<AttentionOp> {
     if (!isVectorizableScoreMod(op.getScoreMod()))
       return rewriter.notifyMatchFailure(
           op, "score_mod has ops with regions or non-scalar results");
+    if (kernelStackBytes(op, options) >
+        static_cast<uint64_t>(options.maxStackKiB) * 1024)
+      return rewriter.notifyMatchFailure(
+          op, "the kernel's stack scratch exceeds max-stack-kib");
     KernelBuilder(rewriter, op, options).build();
     return success();
   }
@@ -2184,6 +2188,56 @@ struct VectorizeAttention : OpRewritePattern<AttentionOp> {
 };
 
 } // namespace
+
+uint64_t mlir::rpe::kernelStackBytes(AttentionOp op,
+                                     const VectorizeAttentionOptions &options) {
+  // Saturating: tile sizes come from the user.
+  auto mul = [](uint64_t a, uint64_t b) {
+    return llvm::SaturatingMultiply(a, b);
+  };
+  auto add = [](uint64_t a, uint64_t b) { return llvm::SaturatingAdd(a, b); };
+  uint64_t w = options.vectorWidth, tq = options.tileQ, tk = options.tileK;
+  auto paddedDim = [&](Value tensor) -> uint64_t {
+    int64_t d = cast<RankedTensorType>(tensor.getType()).getShape().back();
+    return ShapedType::isDynamic(d) ? 0 : llvm::alignTo(d, w);
+  };
+  uint64_t dims = paddedDim(op.getQ()) + paddedDim(op.getV());
+  // Row reads (KernelBuilder::findRowReads) are among the score_mod's
+  // reads of tables of rank 2 or more at row i or i - x.
+  uint64_t rowReads = 0;
+  if (options.permuteReads && !op.getScoreMod().empty()) {
+    Value i = op.getScoreMod().front().getArgument(3);
+    op.getScoreMod().walk([&](tensor::ExtractOp read) {
+      int64_t rank = read.getTensor().getType().getRank();
+      if (rank < 2)
+        return;
+      Value row = read.getIndices()[rank - 2];
+      auto sub = row.getDefiningOp<arith::SubIOp>();
+      rowReads += row == i || (sub && sub.getLhs() == i);
+    });
+  }
+  // Main kernel: Qᵀ, Oᵀ (dims × tile-q), Sᵀ and one tile-k × tile-q
+  // scratch per row read, m and l. Plain attention has two (one head per
+  // tile, and the query heads of a kv head packed into a tile).
+  bool groupable =
+      op.getScoreMod().empty() && !op.getBias() && !op.getRelValues();
+  uint64_t floats =
+      add(mul(tq, dims), add(mul(mul(tk, tq), 1 + rowReads), 2 * tq));
+  uint64_t bytes = mul(mul(floats, 4), groupable ? 2 : 1);
+  // Decode kernels (plain attention): rows of 1, 2, 4, ... decode-rows;
+  // per row its q and o rows, tile-k × w partial dot products, tile-k
+  // probabilities, m, l, alpha and the key end (8 bytes).
+  if (groupable && options.decodeRows > 0) {
+    uint64_t rows = 0;
+    for (int64_t n = 1; n < options.decodeRows; n *= 2)
+      rows += n;
+    rows += options.decodeRows;
+    uint64_t keys = llvm::alignTo(tk, w);
+    uint64_t perRow = add(add(dims, mul(keys, w + 1)), 3);
+    bytes = add(bytes, mul(rows, add(mul(perRow, 4), 8)));
+  }
+  return bytes;
+}
 
 LogicalResult mlir::rpe::checkVectorizeAttentionOptions(
     const VectorizeAttentionOptions &o,
@@ -2209,6 +2263,17 @@ LogicalResult mlir::rpe::checkVectorizeAttentionOptions(
     return error("row-read-prefetch and window-read-prefetch must not be "
                  "negative, got " +
                  Twine(o.rowReadPrefetch) + ", " + Twine(o.windowReadPrefetch));
+  if (o.maxStackKiB <= 0)
+    return error("max-stack-kib must be positive, got " + Twine(o.maxStackKiB));
+  // The scores of a tile alone (tile-k × tile-q f32) must fit; the op's
+  // other scratch is checked where the op is known.
+  uint64_t scores = llvm::SaturatingMultiply<uint64_t>(
+      llvm::SaturatingMultiply<uint64_t>(o.tileK, o.tileQ), 4);
+  if (scores > static_cast<uint64_t>(o.maxStackKiB) * 1024)
+    return error("tile-k x tile-q (" + Twine(o.tileK) + " x " + Twine(o.tileQ) +
+                 ") scores take " + Twine(llvm::divideCeil(scores, 1024)) +
+                 " KiB of stack per thread, more than max-stack-kib = " +
+                 Twine(o.maxStackKiB));
   return success();
 }
 
@@ -2239,6 +2304,7 @@ struct RPEVectorizeAttentionPass
     o.windowReadPrefetch = windowReadPrefetch;
     o.llvmUnroll = llvmUnroll;
     o.upstreamExp = upstreamExp;
+    o.maxStackKiB = maxStackKiB;
     return o;
   }
 
@@ -2253,6 +2319,25 @@ struct RPEVectorizeAttentionPass
     if (failed(checkOptionsOnRun()))
       return signalPassFailure();
     VectorizeAttentionOptions options = getOptions();
+    // A kernel whose scratch would not fit the stack is an error here (the
+    // pattern leaves such an op to rpe-tile-attention).
+    uint64_t limit = static_cast<uint64_t>(options.maxStackKiB) * 1024;
+    WalkResult tooLarge = getOperation()->walk([&](AttentionOp op) {
+      if (!isVectorizableScoreMod(op.getScoreMod()))
+        return WalkResult::advance();
+      uint64_t bytes = kernelStackBytes(op, options);
+      if (bytes <= limit)
+        return WalkResult::advance();
+      op.emitOpError() << "the vector kernel needs up to "
+                       << llvm::divideCeil(bytes, 1024)
+                       << " KiB of stack per thread with tile-k = "
+                       << options.tileK << ", tile-q = " << options.tileQ
+                       << ", more than max-stack-kib = " << options.maxStackKiB
+                       << ": use a smaller tile-k";
+      return WalkResult::interrupt();
+    });
+    if (tooLarge.wasInterrupted())
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
     populateRPEVectorizeAttentionPatterns(patterns, options);
     FailureOr<int64_t> rewritten =

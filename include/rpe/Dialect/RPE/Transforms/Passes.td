@@ -689,6 +689,10 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
            "polynomial (for the whole f32 range) instead of rpe's (range "
            "reduction and a degree-6 polynomial for the arguments in "
            "[-64, 0] that the kernel evaluates: within 1.05 ulp of exp)">,
+    Option<"maxStackKiB", "max-stack-kib", "int64_t", /*default=*/"2048",
+           "Most stack scratch (KiB per thread) the kernels of one attention "
+           "may take: larger tiles are an error at the op (libomp's threads "
+           "have 4 MiB of stack by default)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -20,6 +20,7 @@ class ForallOp;
 } // namespace scf
 
 namespace rpe {
+class AttentionOp;
 
 struct TileAttentionOptions {
   int64_t tileQ = 64;
@@ -126,12 +127,24 @@ struct VectorizeAttentionOptions {
   /// The online softmax's exp by upstream's math.exp polynomial (made for
   /// the whole f32 range) instead of rpe's for arguments in [-64, 0].
   bool upstreamExp = false;
+  /// Most stack scratch, in KiB, that the kernels of one attention may take
+  /// per thread (kernelStackBytes); a larger tile is an error, not a stack
+  /// overflow at run time. libomp's threads have 4 MiB of stack by default.
+  int64_t maxStackKiB = 2048;
 };
 
 /// Checks the options; reports the first problem through `error`.
 LogicalResult checkVectorizeAttentionOptions(
     const VectorizeAttentionOptions &options,
     function_ref<LogicalResult(const Twine &)> error);
+
+/// An upper bound of the stack scratch, in bytes, that the vector kernels
+/// built for `op` allocate per thread (all of them, as if in one frame): the
+/// main kernel's Qᵀ, Oᵀ, scores and per-row table reads (tile-k × tile-q
+/// each), the decode kernels' rows, partial dot products and probabilities
+/// (rows × tile-k × vector-width). A dynamic head dimension counts as 0.
+uint64_t kernelStackBytes(AttentionOp op,
+                          const VectorizeAttentionOptions &options);
 
 /// Patterns of rpe-normalize-attention: front-end attention (batch_matmul
 /// on collapsed batch·heads, transposes) into 4-D linalg generics.
