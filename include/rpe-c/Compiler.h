@@ -33,7 +33,8 @@ typedef struct {
   int opt_level;
   /// "generic", "native" or an LLVM CPU name.
   const char *cpu;
-  /// OpenMP threads for attention's parallel loop; 0 = sequential.
+  /// OpenMP threads for attention's parallel loop, at most 1024; 0 =
+  /// sequential.
   int num_threads;
   /// Nonzero: the unfused reference lowering of attention.
   int reference;

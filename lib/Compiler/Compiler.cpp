@@ -105,6 +105,9 @@ LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
   if (options.optLevel > 3)
     return emitError(loc) << "optimization level must be 0..3, got "
                           << options.optLevel;
+  if (options.numThreads > kMaxCPUThreads)
+    return emitError(loc) << "--num-threads must be at most " << kMaxCPUThreads
+                          << ", got " << options.numThreads;
   if (options.tileQ <= 0 || options.tileK <= 0)
     return emitError(loc) << "attention tile sizes must be positive, got "
                           << options.tileQ << " and " << options.tileK;

@@ -93,6 +93,9 @@ LogicalResult mlir::rpe::verifyCPUPipelineOptions(
   if (options.tileQ <= 0 || options.tileK <= 0)
     return error("rpe-cpu-pipeline: tile-q and tile-k must be positive, got " +
                  Twine(options.tileQ) + " and " + Twine(options.tileK));
+  if (options.numThreads > kMaxCPUThreads)
+    return error("rpe-cpu-pipeline: num-threads must be at most " +
+                 Twine(kMaxCPUThreads) + ", got " + Twine(options.numThreads));
   if (options.matmulTileM <= 0 || options.gpuTileK <= 0)
     return error("rpe-cpu-pipeline: matmul-tile-m and gpu-tile-k must be "
                  "positive, got " +

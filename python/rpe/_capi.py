@@ -1,6 +1,7 @@
 """ctypes binding of rpe's C API (include/rpe-c/Compiler.h, librpe-c.so)."""
 
 import ctypes
+import numbers
 import os
 import threading
 
@@ -37,6 +38,18 @@ def library_path():
         "librpe-c.so not found (looked in: %s); build rpe first with "
         "./scripts/build.sh, or set RPE_LIBRARY / RPE_BUILD_DIR"
         % ", ".join(os.path.abspath(p) for p in candidates))
+
+
+def _c_integer(name, value, ctype):
+    """`value` for a C integer field: ctypes would silently wrap one out of
+    range (num_threads=2**32 + 2 became 2) and truncate a float."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError("%s must be an integer, got %r" % (name, value))
+    bits = 8 * ctypes.sizeof(ctype)
+    if not -(1 << (bits - 1)) <= int(value) < (1 << (bits - 1)):
+        raise ValueError("%s = %d does not fit the C API's %d-bit integer"
+                         % (name, value, bits))
+    return int(value)
 
 
 class _Options(ctypes.Structure):
@@ -97,10 +110,15 @@ class Compiler:
                 chip="sm_80", tensor_cores=True, verify_each=False):
         """(ok, diagnostics)."""
         data = text.encode()
-        options = _Options(target.encode(), emit.encode(), int(opt_level),
-                           cpu.encode(), int(num_threads), int(bool(reference)),
-                           int(tile_q), int(tile_k), chip.encode(),
-                           int(bool(tensor_cores)), int(bool(verify_each)))
+        options = _Options(target.encode(), emit.encode(),
+                           _c_integer("opt_level", opt_level, ctypes.c_int),
+                           cpu.encode(),
+                           _c_integer("num_threads", num_threads, ctypes.c_int),
+                           int(bool(reference)),
+                           _c_integer("tile_q", tile_q, ctypes.c_long),
+                           _c_integer("tile_k", tile_k, ctypes.c_long),
+                           chip.encode(), int(bool(tensor_cores)),
+                           int(bool(verify_each)))
         diags = ctypes.c_void_p()
         with self._lock:
             rc = self._lib.rpeCompile(

@@ -870,7 +870,7 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     (otherwise a temporary directory, removed with the module).
     ``cpu``: "native" (the host, the default: its vector width), "generic"
     or an LLVM CPU name; ``num_threads``: OpenMP threads for attention (0:
-    sequential);
+    sequential; at most 1024);
     ``reference``: the unfused reference lowering instead of the fused,
     tiled kernel; ``tile_q``/``tile_k``: attention tile sizes.
     ``target="cuda"`` (or "nvptx") compiles for an NVIDIA GPU of

@@ -205,11 +205,25 @@ def test_compile_errors_carry_diagnostics(text, message):
     ({"target": "tpu"}, "unknown target 'tpu'"),
     ({"opt_level": 9}, "optimization level must be 0..3"),
     ({"cpu": "not-a-cpu"}, "unknown CPU 'not-a-cpu'"),
+    ({"num_threads": 5000}, "--num-threads must be at most 1024, got 5000"),
     # A key tile that would overflow a thread's stack (it segfaulted).
     ({"tile_k": 100000}, r"scores take \d+ KiB of stack per thread"),
 ])
 def test_bad_options(kwargs, message):
     with pytest.raises(rpe.CompileError, match=message):
+        rpe.compile("func.func @f() { return }", **kwargs)
+
+
+@pytest.mark.parametrize("kwargs,error,message", [
+    # ctypes would have wrapped these to 2 and 64 without a word.
+    ({"num_threads": 2**32 + 2}, ValueError,
+     r"num_threads = 4294967298 does not fit the C API's 32-bit integer"),
+    ({"tile_k": 2**64 + 64}, ValueError, "tile_k = .* does not fit"),
+    ({"tile_q": 2.5}, TypeError, "tile_q must be an integer, got 2.5"),
+    ({"opt_level": True}, TypeError, "opt_level must be an integer"),
+])
+def test_option_not_a_c_integer(kwargs, error, message):
+    with pytest.raises(error, match=message):
         rpe.compile("func.func @f() { return }", **kwargs)
 
 

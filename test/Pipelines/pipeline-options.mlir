@@ -11,6 +11,8 @@
 // TILE: error: rpe-cpu-pipeline: tile-q and tile-k must be positive, got 0 and 64
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="vector-width=3" 2>&1 | FileCheck %s --check-prefix=WIDTH --implicit-check-not="current operation"
 // WIDTH: error: rpe-cpu-pipeline: vector-width must be 0 (from target-cpu) or a power of two up to 64, got 3
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="num-threads=5000" 2>&1 | FileCheck %s --check-prefix=THREADS --implicit-check-not="current operation"
+// THREADS: error: rpe-cpu-pipeline: num-threads must be at most 1024, got 5000
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="matmul-tile-m=0" 2>&1 | FileCheck %s --check-prefix=MTILE --implicit-check-not="current operation"
 // MTILE: error: rpe-cpu-pipeline: matmul-tile-m and gpu-tile-k must be positive, got 0 and 8
 // Options where 0 means the default: a negative value used to mean it too.

@@ -54,8 +54,8 @@ static cl::opt<unsigned> optLevel("O", cl::desc("Optimization level 0..3"),
                                   cl::Prefix, cl::init(2), cl::cat(category));
 static cl::opt<unsigned>
     numThreads("num-threads",
-               cl::desc("OpenMP threads for attention (0: sequential; the "
-                        "object then needs libomp)"),
+               cl::desc("OpenMP threads for attention, at most 1024 (0: "
+                        "sequential; otherwise the object needs libomp)"),
                cl::init(0), cl::cat(category));
 static cl::opt<bool> reference("reference",
                                cl::desc("Unfused reference lowering of "

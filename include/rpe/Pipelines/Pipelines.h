@@ -12,6 +12,11 @@ class OpPassManager;
 
 namespace rpe {
 
+/// Most OpenMP threads `num-threads` may ask for (rpe-cpu-pipeline,
+/// rpe-compile, rpe.compile): libomp aborts the process when it cannot start
+/// a team, so an absurd count is refused when compiling.
+constexpr unsigned kMaxCPUThreads = 1024;
+
 /// Options of `rpe-cpu-pipeline`.
 struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<bool> shapeChecks{
@@ -96,8 +101,8 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<unsigned> numThreads{
       *this, "num-threads",
       llvm::cl::desc("Run the parallel loops (attention query tiles) on this "
-                     "many OpenMP threads; 0 keeps them sequential (no "
-                     "OpenMP runtime needed)"),
+                     "many OpenMP threads (at most 1024); 0 keeps them "
+                     "sequential (no OpenMP runtime needed)"),
       llvm::cl::init(0)};
   PassOptions::Option<bool> emitCInterface{
       *this, "emit-c-interface",
