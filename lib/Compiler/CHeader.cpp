@@ -151,6 +151,15 @@ struct HeaderWriter {
 
   LogicalResult declare(func::FuncOp func) {
     Location loc = func.getLoc();
+    // MLIR allows any symbol name (@"my-fn"); C declarations need an
+    // identifier after the prefixes (_mlir_ciface_, rpe_).
+    StringRef symbol = func.getSymName();
+    if (!llvm::all_of(symbol,
+                      [](char c) { return llvm::isAlnum(c) || c == '_'; }))
+      return emitError(loc)
+             << "function name '" << symbol
+             << "' is not a C identifier: the C header cannot declare it "
+                "(rename the function, or compile without a header)";
     FunctionType type = func.getFunctionType();
     SmallVector<std::string> params;
     std::string ret = "void";
