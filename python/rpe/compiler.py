@@ -872,7 +872,8 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     or an LLVM CPU name; ``num_threads``: OpenMP threads for attention (0:
     sequential; at most 1024);
     ``reference``: the unfused reference lowering instead of the fused,
-    tiled kernel; ``tile_q``/``tile_k``: attention tile sizes.
+    tiled kernel; ``tile_q``/``tile_k``: attention tile sizes (CPU target; the
+    GPU kernel's tiles are its own).
     ``target="cuda"`` (or "nvptx") compiles for an NVIDIA GPU of
     architecture ``chip``; ``target="nvptx-emulated"`` runs the GPU kernels
     on the CPU, one thread per block. ``tensor_cores`` (GPU targets): f16

@@ -61,9 +61,11 @@ static cl::opt<bool> reference("reference",
                                cl::desc("Unfused reference lowering of "
                                         "attention (materializes Lq×Lk)"),
                                cl::init(false), cl::cat(category));
-static cl::opt<int64_t> tileQ("tile-q", cl::desc("Attention query tile"),
+static cl::opt<int64_t> tileQ("tile-q",
+                              cl::desc("Attention query tile (--target=cpu)"),
                               cl::init(64), cl::cat(category));
-static cl::opt<int64_t> tileK("tile-k", cl::desc("Attention key tile"),
+static cl::opt<int64_t> tileK("tile-k",
+                              cl::desc("Attention key tile (--target=cpu)"),
                               cl::init(64), cl::cat(category));
 static cl::opt<bool> tensorCores(
     "tensor-cores",
@@ -115,6 +117,13 @@ int main(int argc, char **argv) {
   options.emit = *kind;
   if (failed(rpe::checkOptions(options, cliLoc)))
     return 1;
+  // The GPU kernel has tiles of its own (rpe-nvptx-pipeline options).
+  if (options.target == "nvptx" &&
+      (tileQ.getNumOccurrences() || tileK.getNumOccurrences())) {
+    emitError(cliLoc) << "--tile-q and --tile-k are for --target=cpu; the "
+                         "GPU kernel's tiles are rpe-nvptx-pipeline options";
+    return 1;
+  }
   // Like opt with bitcode: binary output does not go to a terminal.
   bool binary = options.emit == rpe::EmitKind::Object ||
                 options.emit == rpe::EmitKind::Cubin ||
