@@ -735,6 +735,12 @@ def gen_attention():
         Attn(1, 2, 1, 150, 200, 128, 128, causal=True, elem="f16")])
     # Empty key / query sequences.
     variant("attn_empty", ALL, [Attn(1, 2, 2, 4, 0, 8, 8), Attn(2, 2, 1, 0, 5, 8, 8)])
+    # ... with static sizes (a static 0 in k's shape made the vector kernel's
+    # read-only buffer an invalid allocation), GQA, key_lengths, causal.
+    variant("attn_empty_static_k", set(), [Attn(1, 4, 2, 4, 0, 8, 8, kl=True,
+                                                causal=True)])
+    variant("attn_empty_static_q", set(), [Attn(2, 2, 1, 0, 5, 8, 8)])
+    variant("attn_empty_static_qk", set(), [Attn(1, 2, 2, 0, 0, 8, 8)])
 
     for group in chunks(fns, 8):
         mod = ir.merge(*group)

@@ -532,6 +532,14 @@ func.func @attn_gqa(%q: tensor<1x6x8x16xf32>, %k: tensor<1x4x8x16xf32>) -> tenso
 
 // -----
 
+func.func @attn_no_kv_heads(%q: tensor<1x0x8x16xf32>, %k: tensor<1x0x8x16xf32>) -> tensor<1x0x8x16xf32> {
+  // expected-error @+1 {{'rpe.attention' op key/value head count must be positive (the query heads form groups of H / Hkv), got 0}}
+  %0 = rpe.attention %q, %k, %k : tensor<1x0x8x16xf32>, tensor<1x0x8x16xf32>, tensor<1x0x8x16xf32> -> tensor<1x0x8x16xf32>
+  return %0 : tensor<1x0x8x16xf32>
+}
+
+// -----
+
 func.func @attn_kv_heads(%q: tensor<1x4x8x16xf32>, %k: tensor<1x2x8x16xf32>, %v: tensor<1x4x8x16xf32>) -> tensor<1x4x8x16xf32> {
   // expected-error @+1 {{'rpe.attention' op key/value head count mismatch: k has 2 but v has 4}}
   %0 = rpe.attention %q, %k, %v : tensor<1x4x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x4x8x16xf32> -> tensor<1x4x8x16xf32>

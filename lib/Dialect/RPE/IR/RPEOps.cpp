@@ -644,7 +644,10 @@ static LogicalResult verifyShapes(AttentionOp op, ShapeChecker &c) {
               {kv, 1, "k"},
               0,
               "query head count (grouped-query attention)"});
-  else if (kvHeads == 0 || heads % kvHeads != 0)
+  else if (kvHeads == 0)
+    return op.emitOpError() << "key/value head count must be positive (the "
+                               "query heads form groups of H / Hkv), got 0";
+  else if (heads % kvHeads != 0)
     return op.emitOpError()
            << "query head count " << heads
            << " is not a multiple of the key/value head count " << kvHeads;

@@ -512,13 +512,15 @@ Value KernelBuilder::bufferOf(Value tensor, bool anyOffset) {
   MemRefLayoutAttrInterface layout;
   if (anyOffset && type.getRank() > 0) {
     // Row-major strides (static while the inner sizes are), any offset;
-    // any stride for a dimension of size 1 (never stepped along).
+    // any stride for a dimension of size 1 (never stepped along) and for
+    // the dimensions outside one of size 0 (an empty buffer: a static 0
+    // there made bufferization copy it into an invalid allocation).
     SmallVector<int64_t> strides(type.getRank(), ShapedType::kDynamic);
     int64_t stride = 1;
     for (int64_t d = type.getRank() - 1; d >= 0; --d) {
       if (type.getDimSize(d) != 1)
         strides[d] = stride;
-      if (ShapedType::isDynamic(stride) || type.isDynamicDim(d))
+      if (ShapedType::isDynamic(stride) || type.getDimSize(d) <= 0)
         stride = ShapedType::kDynamic;
       else
         stride *= type.getDimSize(d);
