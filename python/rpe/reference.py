@@ -397,7 +397,9 @@ def attention(q, k, v, bias=None, key_lengths=None, q_offset=0,
     kv_head = np.arange(h) // group
     kh, vh = k[:, kv_head], v[:, kv_head]
     if scale is None:
-        scale = 1.0 / math.sqrt(d)
+        # D = 0: empty dot products, scores 0 (1/sqrt(0) would make them
+        # inf * 0 = nan).
+        scale = 1.0 / math.sqrt(max(d, 1))
     s = float(scale) * np.einsum("bhid,bhjd->bhij", q, kh)
     if bias is not None:
         bias = _f64(bias)

@@ -741,6 +741,11 @@ def gen_attention():
                                                 causal=True)])
     variant("attn_empty_static_q", set(), [Attn(2, 2, 1, 0, 5, 8, 8)])
     variant("attn_empty_static_qk", set(), [Attn(1, 2, 2, 0, 0, 8, 8)])
+    # D = 0: empty dot products, a uniform softmax (the default scale is
+    # 1/sqrt(max(D, 1)); the reference lowering gave inf · 0 = nan).
+    variant("attn_d0", set(), [Attn(1, 2, 1, 5, 7, 0, 4, causal=True)])
+    variant("attn_d0_dyn", {"D", "Lk"}, [Attn(2, 2, 2, 3, 6, 0, 3),
+                                       Attn(2, 2, 2, 3, 1, 5, 3)])
 
     for group in chunks(fns, 8):
         mod = ir.merge(*group)

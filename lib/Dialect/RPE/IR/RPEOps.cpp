@@ -615,7 +615,9 @@ std::optional<double> AttentionOp::getStaticScale() {
   int64_t d = getQ().getType().getDimSize(3);
   if (ShapedType::isDynamic(d))
     return std::nullopt;
-  return 1.0 / std::sqrt(static_cast<double>(d));
+  // D = 0: the scores are empty sums (0) whatever the scale; 1 keeps them
+  // 0 instead of inf · 0.
+  return 1.0 / std::sqrt(static_cast<double>(std::max<int64_t>(d, 1)));
 }
 
 static LogicalResult verifyShapes(AttentionOp op, ShapeChecker &c) {

@@ -506,7 +506,12 @@ AttentionSizes mlir::rpe::getAttentionSizes(OpBuilder &b, AttentionOp op) {
   if (std::optional<double> scale = op.getStaticScale()) {
     s.scale = f32Const(b, loc, *scale);
   } else {
-    Value d = castIndexToFloat(b, loc, s.headDim, f32);
+    // 1/sqrt(max(D, 1)): with D = 0 the scores stay 0 (not inf · 0).
+    Value d = castIndexToFloat(
+        b, loc,
+        arith::MaxUIOp::create(b, loc, s.headDim,
+                               arith::ConstantIndexOp::create(b, loc, 1)),
+        f32);
     s.scale = arith::DivFOp::create(b, loc, f32Const(b, loc, 1.0),
                                     math::SqrtOp::create(b, loc, d));
   }

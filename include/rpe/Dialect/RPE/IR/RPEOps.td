@@ -272,7 +272,8 @@ def RPE_AttentionOp : RPE_Op<"attention", [
     Masked entries (`causal`: `j > i + q_offset`; `j >= key_lengths[b]`) are
     `-inf`; `p = softmax_j(s)`;
     `out_i = Σ_j p_ij·v_j (+ Σ_j p_ij·rel_values[bucket(i + q_offset, j)])`.
-    A fully masked row yields 0. Default `scale = 1/sqrt(D)`.
+    A fully masked row yields 0. Default `scale = 1/sqrt(max(D, 1))` (with
+    D = 0 the scores are empty sums, 0).
 
     ```mlir
     %o = rpe.attention %q, %k, %v bias(%b : tensor<8x?x?xf32>) causal scale = 1.0
@@ -305,7 +306,7 @@ def RPE_AttentionOp : RPE_Op<"attention", [
   let hasRegionVerifier = 1;
   let hasCanonicalizer = 1;
   let extraClassDeclaration = [{
-    /// The softmax scale: `scale`, else 1/sqrt(D) when D is static, else
+    /// The softmax scale: `scale`, else 1/sqrt(max(D, 1)) when D is static, else
     /// std::nullopt (the lowering computes it at run time).
     std::optional<double> getStaticScale();
   }];
