@@ -7,7 +7,8 @@ unittests/gen_bucket_tables.py), independently of rpe's C++ code.
 Conventions
 -----------
 * Positions: query ``i`` in ``[0, Lq)``, key ``j`` in ``[0, Lk)``; ``q_offset``
-  shifts query positions to ``i + q_offset``.
+  shifts query positions to ``i + q_offset``, with ``q_offset`` clamped to
+  ``[-2**62, 2**62]`` (position differences saturate there anyway).
 * Values are computed in float64 from the given inputs (which may be float32,
   float16 or any other NumPy float array; bfloat16 inputs are passed as
   float32 arrays holding bf16-representable values).  Results are float64.
@@ -221,8 +222,16 @@ def _f64(x):
     return np.asarray(x).astype(np.float64)
 
 
+_MAX_OFFSET = 2 ** 62
+
+
+def _offset(q_offset):
+    """``q_offset`` clamped to [-2**62, 2**62] (Semantics.md)."""
+    return max(-_MAX_OFFSET, min(_MAX_OFFSET, int(q_offset)))
+
+
 def _grid(lq, lk, q_offset=0):
-    i = (np.arange(lq, dtype=np.int64) + int(q_offset))[:, None]
+    i = (np.arange(lq, dtype=np.int64) + _offset(q_offset))[:, None]
     j = np.arange(lk, dtype=np.int64)[None, :]
     return i, j
 
@@ -407,7 +416,7 @@ def attention(q, k, v, bias=None, key_lengths=None, q_offset=0,
             bias = bias[None]
         assert bias.ndim == 4
         s = s + bias                                # NumPy broadcast of 1s
-    i_pos = (np.arange(lq, dtype=np.int64) + int(q_offset))[None, None, :, None]
+    i_pos = (np.arange(lq, dtype=np.int64) + _offset(q_offset))[None, None, :, None]
     j_pos = np.arange(lk, dtype=np.int64)[None, None, None, :]
     if score_mod is not None:
         bb = np.arange(bsz, dtype=np.int64)[:, None, None, None]

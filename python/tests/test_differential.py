@@ -269,6 +269,11 @@ def gen_relative_bias():
                       (pick(LENS_SMALL), pick(LENS_LONG), 0)]
             if isinstance(b, (Clip, T5)) or b == BK_LOG[0]:
                 shapes.append((pick(LENS_LONG), pick(LENS_LONG), pick(OFFSETS)))
+            if not isinstance(b, Window2D):
+                # q_offset near the int64 bounds (clamped to +-2^62: no
+                # position arithmetic may wrap). Fixed, not drawn: the
+                # draws of the other configurations stay as they were.
+                shapes += [(5, 7, 2 ** 63 - 1), (6, 3, -2 ** 63)]
             for lq, lk, off in shapes:
                 add("relative_bias", "%s-H%d-%dx%d-off%d" % (bk_id(b), h, lq, lk, off),
                     mod, "rb_" + bk_id(b),
@@ -741,6 +746,14 @@ def gen_attention():
                                                 causal=True)])
     variant("attn_empty_static_q", set(), [Attn(2, 2, 1, 0, 5, 8, 8)])
     variant("attn_empty_static_qk", set(), [Attn(1, 2, 2, 0, 0, 8, 8)])
+    # q_offset near the int64 bounds, causal (nothing masked / everything
+    # masked), with rel_values and key_lengths: clamped to +-2^62, so the
+    # fused kernels' positions (row + q_offset, Lk - 1 - q_offset) do not
+    # wrap (they did: wrong rows for 2^63 - 1).
+    variant("attn_off_extreme", ALL, [
+        Attn(1, 2, 1, 5, 9, 8, 8, off=off, causal=True, rv=Clip(3), kl=True)
+        for off in (2 ** 63 - 1, 2 ** 63 - 3, 2 ** 62 + 5, -2 ** 63,
+                    -2 ** 62 - 5)])
     # D = 0: empty dot products, a uniform softmax (the default scale is
     # 1/sqrt(max(D, 1)); the reference lowering gave inf · 0 = nan).
     variant("attn_d0", set(), [Attn(1, 2, 1, 5, 7, 0, 4, causal=True)])

@@ -747,6 +747,9 @@ struct ConvertRPEToLinalgPass
     ConversionTarget target(*ctx);
     target.addIllegalDialect<RPEDialect>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    // As rpe-fuse-attention does: the reference lowering clamps q_offset
+    // the same way, so both paths agree on offsets beyond ±2^62.
+    clampQueryOffsets(getOperation());
     RewritePatternSet patterns(ctx);
     populateRPEToLinalgConversionPatterns(patterns);
     int64_t before = 0;

@@ -37,7 +37,9 @@ func.func @bucket_t5(%i: index, %j: index) -> index {
 // relative_bias: one parallel generic over (h, i, j) that gathers the table.
 // CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @relative_bias
-// CHECK-SAME: (%[[T:.*]]: tensor<9x4xf32>, %[[O:.*]]: index, %[[L:.*]]: index)
+// CHECK-SAME: (%[[T:.*]]: tensor<9x4xf32>, %[[OFF:.*]]: index, %[[L:.*]]: index)
+// CHECK: %[[MAX:.*]] = arith.maxsi %[[OFF]], %{{.*}} : index
+// CHECK: %[[O:.*]] = arith.minsi %[[MAX]], %{{.*}} : index
 // CHECK: %[[E:.*]] = tensor.empty(%[[L]], %[[L]]) : tensor<4x?x?xf32>
 // CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} outs(%[[E]] : tensor<4x?x?xf32>)
 // CHECK: %[[H:.*]] = linalg.index 0 : index
@@ -152,10 +154,13 @@ func.func @disentangled(%q: tensor<1x2x6x4xf32>, %k: tensor<1x2x6x4xf32>, %pq: t
 // CHECK-DAG: #[[VMAP:.*]] = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1 floordiv 2, d4, d3)>
 // CHECK-LABEL: func.func @attention
 // CHECK-SAME: (%[[Q:.*]]: tensor<2x4x5x8xf32>, %[[K:.*]]: tensor<2x2x7x8xf32>, %[[V:.*]]: tensor<2x2x7x3xf32>, %[[B:.*]]: tensor<4x5x7xf32>, %[[LEN:.*]]: tensor<2xi32>, %[[OFF:.*]]: index)
+// q_offset clamped to [-2^62, 2^62] first (Semantics.md).
+// CHECK: %[[MAX:.*]] = arith.maxsi %[[OFF]], %{{.*}} : index
+// CHECK: %[[CL:.*]] = arith.minsi %[[MAX]], %{{.*}} : index
 // CHECK: %[[S:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[KMAP]], #{{.*}}], {{.*}} ins(%[[Q]], %[[K]] :
 // CHECK: %[[SCALE:.*]] = arith.constant 5.000000e-01 : f32
 // CHECK: %[[M:.*]] = linalg.generic {indexing_maps = [#{{.*}}, #[[BIAS]], #[[LENMAP]], #{{.*}}], {{.*}} ins(%[[S]], %[[B]], %[[LEN]] :
-// CHECK: %[[QP:.*]] = arith.addi %{{.*}}, %[[OFF]] : index
+// CHECK: %[[QP:.*]] = arith.addi %{{.*}}, %[[CL]] : index
 // CHECK: arith.mulf %{{.*}}, %[[SCALE]] : f32
 // CHECK: arith.cmpi sgt, %{{.*}}, %[[QP]] : index
 // CHECK: arith.cmpi sge

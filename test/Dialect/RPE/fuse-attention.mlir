@@ -25,9 +25,14 @@ func.func @relative_bias(%q: tensor<1x2x8x4xf32>, %t: tensor<32x2xf32>) -> tenso
 // per head, outside the kernel.
 // CHECK-LABEL: func.func @sum_with_offset
 // CHECK-SAME: (%[[Q:.*]]: tensor<1x4x8x4xf32>, %[[T:.*]]: tensor<9x4xf32>, %[[OFF:.*]]: index)
+// The offset is clamped to [-2^62, 2^62] once for the three ops.
+// CHECK-DAG: %[[LO:.*]] = arith.constant -4611686018427387904 : index
+// CHECK-DAG: %[[HI:.*]] = arith.constant 4611686018427387904 : index
+// CHECK: %[[MAX:.*]] = arith.maxsi %[[OFF]], %[[LO]] : index
+// CHECK: %[[CL:.*]] = arith.minsi %[[MAX]], %[[HI]] : index
 // CHECK: %[[SLOPES:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?xf64>)
 // CHECK: math.exp2
-// CHECK: rpe.attention %[[Q]], %[[Q]], %[[Q]] q_offset(%[[OFF]]) causal :
+// CHECK: rpe.attention %[[Q]], %[[Q]], %[[Q]] q_offset(%[[CL]]) causal :
 // CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %[[H:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index):
 // CHECK: rpe.bucket %[[I]], %[[J]] by clip<max_distance = 4>
 // CHECK: tensor.extract %[[T]]

@@ -306,6 +306,9 @@ struct RPEFuseAttentionPass
   void runOnOperation() override {
     if (failed(checkOptionsOnRun()))
       return signalPassFailure();
+    // First of the fused pipelines' rpe passes: offsets that cannot
+    // overflow the kernels' position arithmetic.
+    clampQueryOffsets(getOperation());
     RewritePatternSet patterns(&getContext());
     populateRPEFuseAttentionPatterns(
         patterns, foldOps,

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -21,6 +22,54 @@ Value mlir::rpe::buildQueryPosition(OpBuilder &b, Location loc, Value row,
                                     Value qOffset) {
   return qOffset ? arith::AddIOp::create(b, loc, row, qOffset).getResult()
                  : row;
+}
+
+/// Bound of clampQueryOffsets: that of the position differences.
+static constexpr int64_t kMaxQueryOffset = int64_t(1) << 62;
+
+/// Whether `offset` is `minsi(maxsi(x, -2^62), 2^62)`.
+static bool isClampedQueryOffset(Value offset) {
+  auto min = offset.getDefiningOp<arith::MinSIOp>();
+  if (!min)
+    return false;
+  auto max = min.getLhs().getDefiningOp<arith::MaxSIOp>();
+  APInt hi, lo;
+  return max && matchPattern(min.getRhs(), m_ConstantInt(&hi)) &&
+         matchPattern(max.getRhs(), m_ConstantInt(&lo)) &&
+         hi.getSExtValue() == kMaxQueryOffset &&
+         lo.getSExtValue() == -kMaxQueryOffset;
+}
+
+void mlir::rpe::clampQueryOffsets(Operation *root) {
+  DenseMap<Value, Value> clamped;
+  auto clamp = [&](OpOperand &operand) {
+    Value offset = operand.get();
+    if (isClampedQueryOffset(offset))
+      return;
+    Value &to = clamped[offset];
+    if (!to) {
+      OpBuilder b(offset.getContext());
+      b.setInsertionPointAfterValue(offset);
+      Location loc = offset.getLoc();
+      Value lo = arith::ConstantIndexOp::create(b, loc, -kMaxQueryOffset);
+      Value hi = arith::ConstantIndexOp::create(b, loc, kMaxQueryOffset);
+      to = arith::MinSIOp::create(
+          b, loc, arith::MaxSIOp::create(b, loc, offset, lo), hi);
+    }
+    operand.set(to);
+  };
+  root->walk([&](Operation *op) {
+    if (auto rb = dyn_cast<RelativeBiasOp>(op)) {
+      if (rb.getQOffset())
+        clamp(rb.getQOffsetMutable()[0]);
+    } else if (auto alibi = dyn_cast<AlibiOp>(op)) {
+      if (alibi.getQOffset())
+        clamp(alibi.getQOffsetMutable()[0]);
+    } else if (auto attention = dyn_cast<AttentionOp>(op)) {
+      if (attention.getQOffset())
+        clamp(attention.getQOffsetMutable()[0]);
+    }
+  });
 }
 
 Value mlir::rpe::castFloat(OpBuilder &b, Location loc, Value value, Type type) {

@@ -22,6 +22,15 @@ Value castIndexToFloat(OpBuilder &b, Location loc, Value index, Type type);
 /// The query position `row + qOffset` (`row` when there is no offset).
 Value buildQueryPosition(OpBuilder &b, Location loc, Value row, Value qOffset);
 
+/// Replaces the `q_offset` of every rpe op under `root` (relative_bias,
+/// alibi, attention) by `clamp(q_offset, -2^62, 2^62)`, one clamp per
+/// offset value (ops that shared an offset still do). Position differences
+/// saturate at ±2^62 (Semantics.md), so for lengths below 2^61 the results
+/// are those of the exact offset, and `row + q_offset`, `Lk - 1 - q_offset`
+/// and the like cannot overflow in the lowerings. Clamped offsets are left
+/// as they are.
+void clampQueryOffsets(Operation *root);
+
 /// Converts a float value (or vector) to the float type `type`, or to a
 /// vector of it (extf/truncf or nothing); `type` may be the element type.
 Value castFloat(OpBuilder &b, Location loc, Value value, Type type);
