@@ -186,6 +186,10 @@ void mlir::rpe::addBufferizePass(OpPassManager &pm) {
   bufferize.bufferizeFunctionBoundaries = true;
   bufferize.functionBoundaryTypeConversion =
       bufferization::LayoutMapOption::IdentityLayoutMap;
+  // A loop whose iteration yields a new tensor (attention over layers in
+  // an scf.for) yields a new buffer; ownership-based deallocation frees the
+  // previous one. Without this, one-shot-bufferize rejected such loops.
+  bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
 }
 
