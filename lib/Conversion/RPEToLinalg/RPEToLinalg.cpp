@@ -559,18 +559,8 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
     }
 
     // 2. Scale, bias, score_mod and masks, element-wise over (b, h, i, j).
-    Value scale;
-    if (std::optional<double> s = op.getStaticScale()) {
-      scale = f32Const(rewriter, loc, *s);
-    } else {
-      // 1/sqrt(max(D, 1)): with D = 0 the scores stay 0 (not inf · 0).
-      Value d = arith::MaxUIOp::create(
-          rewriter, loc, dimValue(rewriter, loc, q, 3),
-          arith::ConstantIndexOp::create(rewriter, loc, 1));
-      Value dF = castIndexToFloat(rewriter, loc, d, rewriter.getF32Type());
-      scale = arith::DivFOp::create(rewriter, loc, f32Const(rewriter, loc, 1.0),
-                                    math::SqrtOp::create(rewriter, loc, dF));
-    }
+    Value scale =
+        buildAttentionScale(rewriter, loc, op, dimValue(rewriter, loc, q, 3));
     {
       AffineExpr b0, hh, i, j;
       bindDims(ctx, b0, hh, i, j);

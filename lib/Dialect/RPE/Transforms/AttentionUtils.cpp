@@ -502,19 +502,7 @@ AttentionSizes mlir::rpe::getAttentionSizes(OpBuilder &b, AttentionOp op) {
   s.lk = dimValue(b, loc, op.getK(), 2);
   s.valueDim = dimValue(b, loc, op.getV(), 3);
   s.group = arith::DivUIOp::create(b, loc, s.heads, s.kvHeads);
-  Type f32 = b.getF32Type();
-  if (std::optional<double> scale = op.getStaticScale()) {
-    s.scale = f32Const(b, loc, *scale);
-  } else {
-    // 1/sqrt(max(D, 1)): with D = 0 the scores stay 0 (not inf · 0).
-    Value d = castIndexToFloat(
-        b, loc,
-        arith::MaxUIOp::create(b, loc, s.headDim,
-                               arith::ConstantIndexOp::create(b, loc, 1)),
-        f32);
-    s.scale = arith::DivFOp::create(b, loc, f32Const(b, loc, 1.0),
-                                    math::SqrtOp::create(b, loc, d));
-  }
+  s.scale = buildAttentionScale(b, loc, op, s.headDim);
   Value sizes[] = {s.batch, s.heads, s.lq, s.valueDim};
   RankedTensorType resultType = op.getResult().getType();
   for (int64_t d = 0; d < 4; ++d)

@@ -24,6 +24,23 @@ Value mlir::rpe::buildQueryPosition(OpBuilder &b, Location loc, Value row,
                  : row;
 }
 
+Value mlir::rpe::buildAttentionScale(OpBuilder &b, Location loc,
+                                     AttentionOp op, Value headDim) {
+  Type f32 = b.getF32Type();
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  };
+  if (std::optional<double> scale = op.getStaticScale())
+    return constant(*scale);
+  Value d = castIndexToFloat(
+      b, loc,
+      arith::MaxUIOp::create(b, loc, headDim,
+                             arith::ConstantIndexOp::create(b, loc, 1)),
+      f32);
+  return arith::DivFOp::create(b, loc, constant(1.0),
+                               math::SqrtOp::create(b, loc, d));
+}
+
 /// Bound of clampQueryOffsets: that of the position differences.
 static constexpr int64_t kMaxQueryOffset = int64_t(1) << 62;
 

@@ -15,12 +15,20 @@ namespace mlir {
 class Region;
 
 namespace rpe {
+class AttentionOp;
 
 /// Converts an `index` value to the float type `type` (through i64).
 Value castIndexToFloat(OpBuilder &b, Location loc, Value index, Type type);
 
 /// The query position `row + qOffset` (`row` when there is no offset).
 Value buildQueryPosition(OpBuilder &b, Location loc, Value row, Value qOffset);
+
+/// The softmax scale of `op` as an f32 value: its `scale`, else
+/// 1/sqrt(max(D, 1)) of the head dimension `headDim` (an index; with D = 0
+/// the scores are empty sums and stay 0 instead of inf · 0). Every lowering
+/// of attention takes its scale from here.
+Value buildAttentionScale(OpBuilder &b, Location loc, AttentionOp op,
+                          Value headDim);
 
 /// Replaces the `q_offset` of every rpe op under `root` (relative_bias,
 /// alibi, attention) by `clamp(q_offset, -2^62, 2^62)`, one clamp per
