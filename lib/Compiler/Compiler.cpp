@@ -460,6 +460,17 @@ LogicalResult keepOutput(llvm::ToolOutputFile &out, StringRef path,
   return success();
 }
 
+/// A new file in the system's temporary directory (`prefix`-XXXXXX.`suffix`)
+/// in `path`, or an error at `loc`.
+LogicalResult createTemporary(StringRef prefix, StringRef suffix,
+                              SmallVectorImpl<char> &path, Location loc) {
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile(prefix, suffix, path))
+    return emitError(loc) << "cannot create a temporary file: "
+                          << ec.message();
+  return success();
+}
+
 /// Writes the contents of the file `from` into the existing special file `to`
 /// (a device or a FIFO), which is opened and written, not replaced.
 LogicalResult copyInto(StringRef from, StringRef to, Location loc) {
@@ -610,10 +621,8 @@ mlir::rpe::writeAtomically(StringRef path, Location loc,
       !llvm::sys::fs::is_regular_file(status) &&
       !llvm::sys::fs::is_directory(status)) {
     SmallString<256> tmp;
-    if (std::error_code ec =
-            llvm::sys::fs::createTemporaryFile("rpe-output", "", tmp))
-      return emitError(loc)
-             << "cannot create a temporary file: " << ec.message();
+    if (failed(createTemporary("rpe-output", "", tmp, loc)))
+      return failure();
     llvm::FileRemover remover(tmp);
     if (failed(write(tmp)))
       return failure();
@@ -736,10 +745,8 @@ static LogicalResult emitArtifactTo(ModuleOp module,
     if (outputPath == "-")
       return emitError(loc) << "--emit=shared needs an output file (-o)";
     SmallString<128> objectPath;
-    if (std::error_code ec =
-            llvm::sys::fs::createTemporaryFile("rpe-compile", "o", objectPath))
-      return emitError(loc)
-             << "cannot create a temporary file: " << ec.message();
+    if (failed(createTemporary("rpe-compile", "o", objectPath, loc)))
+      return failure();
     llvm::FileRemover remover(objectPath);
     bool needsRunnerUtils = llvmModule->getFunction("memrefCopy") != nullptr;
     bool needsOpenMP = llvmModule->getFunction("__kmpc_fork_call") != nullptr;
