@@ -144,7 +144,14 @@ struct ArithBuilder {
   Value minf(Value x, Value y) {
     return arith::MinimumFOp::create(b, loc, x, y);
   }
-  Value log(Value x) { return math::LogOp::create(b, loc, x); }
+  /// The correctly rounded f32 log of f32 `x` (as `correctLogF32`): the f64 log
+  /// rounded to f32. A target's own f32 log may be an ulp off (CUDA's
+  /// logf is), which moves a bucket whose quotient lands on an integer.
+  Value log(Value x) {
+    Value wide = arith::ExtFOp::create(b, loc, b.getF64Type(), x);
+    return arith::TruncFOp::create(b, loc, b.getF32Type(),
+                                   math::LogOp::create(b, loc, wide));
+  }
   Value ceil(Value x) { return math::CeilOp::create(b, loc, x); }
 };
 } // namespace
@@ -195,6 +202,13 @@ T5BucketingAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                     kMaxBucketParam);
 }
 
+/// The correctly rounded f32 natural log of `x` (Semantics.md's `logf`):
+/// the f64 log rounded to f32, on the host as in the generated code. libm's
+/// logf may be an ulp off.
+static float correctLogF32(float x) {
+  return static_cast<float>(std::log(static_cast<double>(x)));
+}
+
 namespace {
 /// The derived constants of a T5 scheme.
 struct T5Params {
@@ -226,7 +240,7 @@ int64_t T5BucketingAttr::bucket(int64_t i, int64_t j) const {
   }
   if (a < p.exact)
     return offset + a;
-  float v = std::log(static_cast<float>(a) / static_cast<float>(p.exact)) /
+  float v = correctLogF32(static_cast<float>(a) / static_cast<float>(p.exact)) /
             p.logRatio * p.logBuckets;
   v = std::min(v, static_cast<float>(p.half));
   int64_t large = std::min(p.exact + static_cast<int64_t>(v), p.half - 1);
@@ -310,7 +324,7 @@ static LogParams getLogParams(LogBucketingAttr attr) {
   int64_t mid = attr.getPositionBuckets() / 2;
   float ratio = static_cast<float>(
       static_cast<double>(attr.getMaxRelativePositions() - 1) / mid);
-  return {mid, std::log(ratio), static_cast<float>(mid - 1)};
+  return {mid, correctLogF32(ratio), static_cast<float>(mid - 1)};
 }
 
 /// Largest magnitude of a log bucket before clamping; keeps f32 -> int
@@ -324,8 +338,8 @@ int64_t LogBucketingAttr::bucket(int64_t i, int64_t j) const {
     LogParams p = getLogParams(*this);
     int64_t absR = r < 0 ? -r : r;
     if (absR > p.mid) {
-      float v = std::ceil(std::log(static_cast<float>(absR) /
-                                   static_cast<float>(p.mid)) /
+      float v = std::ceil(correctLogF32(static_cast<float>(absR) /
+                                        static_cast<float>(p.mid)) /
                           p.logRatio * p.logBuckets) +
                 static_cast<float>(p.mid);
       int64_t mag = static_cast<int64_t>(std::min(v, kLogBucketCap));

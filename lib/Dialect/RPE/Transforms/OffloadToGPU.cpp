@@ -260,38 +260,60 @@ struct RPEGPUOffloadPass
                                dealloc.getMemref());
         dealloc.erase();
       } else if (auto global = dyn_cast<memref::GetGlobalOp>(op)) {
-        // Kernels may read it through views (reshapes, subviews) made on
-        // the host: those views move to the device copy too.
-        std::function<bool(Value)> readOnDevice = [&](Value v) {
-          return llvm::any_of(v.getUses(), [&](OpOperand &u) {
-            Operation *user = u.getOwner();
-            if (isInsideKernel(user))
-              return true;
-            auto view = dyn_cast<ViewLikeOpInterface>(user);
-            return view && view.getViewSource() == v &&
-                   readOnDevice(view.getViewDest());
-          });
-        };
-        if (!readOnDevice(global.getResult()))
-          continue;
-        b.setInsertionPointAfter(global);
-        auto dev =
-            gpu::AllocOp::create(b, loc, global.getType(), Type(), ValueRange{},
-                                 ValueRange{}, ValueRange{}, false);
-        global.getResult().replaceUsesWithIf(
-            dev.getMemref(), [&](OpOperand &u) {
-              Operation *user = u.getOwner();
-              return isInsideKernel(user) || isa<ViewLikeOpInterface>(user);
-            });
-        gpu::MemcpyOp::create(b, loc, Type(), ValueRange{}, dev.getMemref(),
-                              global.getResult());
-        func.walk([&](func::ReturnOp ret) {
-          OpBuilder rb(ret);
-          gpu::DeallocOp::create(rb, loc, Type(), ValueRange{},
-                                 dev.getMemref());
-        });
+        copyGlobalToDevice(func, global);
       }
     }
+  }
+
+  /// Host code reads a constant global in place only through loads outside
+  /// kernels. Every other use takes a device copy: kernels, and calls and
+  /// returns, whose callees and callers take device memory (function
+  /// arguments and results are device buffers). The copy is freed before
+  /// each return unless it (or a view of it) is returned: then it is the
+  /// caller's, as any returned buffer.
+  void copyGlobalToDevice(func::FuncOp func, memref::GetGlobalOp global) {
+    auto readOnHost = [](Operation *user) {
+      return !isInsideKernel(user) &&
+             (isa<memref::LoadOp, memref::DimOp>(user) ||
+              (user->getDialect() &&
+               user->getDialect()->getNamespace() == "vector"));
+    };
+    // Views made on the host (reshapes, subviews) that kernels read, or
+    // that are passed on, move to the device copy too.
+    bool returned = false;
+    std::function<bool(Value)> readOnDevice;
+    auto needsDevice = [&](OpOperand &u) {
+      Operation *user = u.getOwner();
+      auto view = dyn_cast<ViewLikeOpInterface>(user);
+      if (view && !isInsideKernel(user) && view.getViewSource() == u.get())
+        return readOnDevice(view.getViewDest());
+      if (isa<func::ReturnOp>(user))
+        returned = true;
+      return !readOnHost(user);
+    };
+    readOnDevice = [&](Value v) {
+      bool any = false;
+      for (OpOperand &u : v.getUses())
+        any |= needsDevice(u);
+      return any;
+    };
+    Value host = global.getResult();
+    if (!readOnDevice(host))
+      return;
+    Location loc = global.getLoc();
+    OpBuilder b(global);
+    b.setInsertionPointAfter(global);
+    auto dev = gpu::AllocOp::create(b, loc, global.getType(), Type(),
+                                    ValueRange{}, ValueRange{}, ValueRange{},
+                                    /*hostShared=*/false);
+    host.replaceUsesWithIf(dev.getMemref(), needsDevice);
+    gpu::MemcpyOp::create(b, loc, Type(), ValueRange{}, dev.getMemref(), host);
+    if (returned)
+      return;
+    func.walk([&](func::ReturnOp ret) {
+      OpBuilder rb(ret);
+      gpu::DeallocOp::create(rb, loc, Type(), ValueRange{}, dev.getMemref());
+    });
   }
 
   /// Whether `value` (a buffer) or anything derived from it leaves its
