@@ -117,6 +117,65 @@ func.func @constant(%out: memref<4xf32>) {
 
 // -----
 
+memref.global "private" constant @slopes : memref<3xf64> = dense<[0.5, 0.125, 0.03125]>
+
+func.func private @callee(memref<3xf64>) -> f64
+
+// A constant passed to a function (whose arguments are device memory, as an
+// outlined attention op's are) is copied to the device first: the callee's
+// kernels read it (a GPU run of ALiBi attention with explicit slopes was an
+// illegal address). Host loads keep reading the global itself.
+// CHECK-LABEL: func.func @constant_argument
+// CHECK: %[[G:.*]] = memref.get_global @slopes
+// CHECK-NEXT: %[[D:.*]] = gpu.alloc  () : memref<3xf64>
+// CHECK-NEXT: gpu.memcpy  %[[D]], %[[G]]
+// CHECK: call @callee(%[[D]])
+// CHECK: memref.load %[[G]]
+// CHECK: gpu.dealloc  %[[D]]
+// CHECK-NEXT: return
+func.func @constant_argument() -> (f64, f64) {
+  %c0 = arith.constant 0 : index
+  %g = memref.get_global @slopes : memref<3xf64>
+  %r = call @callee(%g) : (memref<3xf64>) -> f64
+  %x = memref.load %g[%c0] : memref<3xf64>
+  return %r, %x : f64, f64
+}
+
+// -----
+
+memref.global "private" constant @ones : memref<4xf32> = dense<1.0>
+
+// A returned constant is a device buffer the caller owns: copied, not
+// freed.
+// CHECK-LABEL: func.func @constant_result
+// CHECK: %[[G:.*]] = memref.get_global @ones
+// CHECK-NEXT: %[[D:.*]] = gpu.alloc  () : memref<4xf32>
+// CHECK-NEXT: gpu.memcpy  %[[D]], %[[G]]
+// CHECK-NOT: gpu.dealloc
+// CHECK: return %[[D]], %[[V:.*]] :
+func.func @constant_result() -> (memref<4xf32>, memref<2x2xf32>) {
+  %g = memref.get_global @ones : memref<4xf32>
+  %v = memref.expand_shape %g [[0, 1]] output_shape [2, 2] : memref<4xf32> into memref<2x2xf32>
+  return %g, %v : memref<4xf32>, memref<2x2xf32>
+}
+
+// -----
+
+memref.global "private" constant @host_only : memref<4xf32> = dense<2.0>
+
+// A constant only the host reads stays where it is.
+// CHECK-LABEL: func.func @constant_on_host
+// CHECK-NOT: gpu.alloc
+// CHECK-NOT: gpu.memcpy
+// CHECK: return
+func.func @constant_on_host(%i: index) -> f32 {
+  %g = memref.get_global @host_only : memref<4xf32>
+  %x = memref.load %g[%i] : memref<4xf32>
+  return %x : f32
+}
+
+// -----
+
 memref.global "private" constant @index : memref<4xi64> = dense<[3, 2, 1, 0]>
 
 // A constant that kernels read through a view made on the host: the view
