@@ -629,12 +629,15 @@ class DeviceArray:
 def _device_interface(value):
     """The __cuda_array_interface__ of `value`, or the same dictionary read
     from its DLPack capsule (CUDA memory: torch's bf16 tensors, which have
-    no array-interface typestr, JAX arrays), or None."""
+    no array-interface typestr, JAX arrays), or None. An opaque typestr
+    ('<V2': torch 2.11's bf16) defers to DLPack, which names the type."""
     try:
-        return getattr(value, "__cuda_array_interface__")
-    except (AttributeError, TypeError):  # torch bf16: TypeError
-        pass
-    return _dlpack_interface(value)
+        iface = getattr(value, "__cuda_array_interface__")
+    except (AttributeError, TypeError):  # older torch's bf16: TypeError
+        iface = None
+    if iface is not None and np.dtype(iface["typestr"]).kind != "V":
+        return iface
+    return _dlpack_interface(value) or iface
 
 
 class _DLDevice(ctypes.Structure):

@@ -386,6 +386,18 @@ class _FakeDLPackTensor:
         return new(ctypes.addressof(self._keep[1]), _DLTENSOR, None)
 
 
+class _FakeTorchBF16(_FakeDLPackTensor):
+    """torch 2.11's bf16 CUDA tensors: DLPack, and beside it an array
+    interface whose typestr is the opaque '<V2' (older torch raised
+    TypeError)."""
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": self.array.shape, "typestr": "<V2",
+                "data": (self.array.ctypes.data, False), "strides": None,
+                "version": 3}
+
+
 def test_dlpack_device_arrays(monkeypatch):
     """DLPack producers in CUDA memory pass without copies: f32 and bf16
     (which __cuda_array_interface__ cannot describe); a producer in CPU
@@ -440,6 +452,12 @@ def test_dlpack_device_arrays(monkeypatch):
     np.testing.assert_allclose(
         again.numpy(), ref.attention(out.numpy(), kb, vb, causal=True),
         rtol=1e-2, atol=1e-2)
+    # An opaque array-interface typestr ('<V2') defers to DLPack, which
+    # names bf16 (the GPU benchmark's torch tensors were refused).
+    torch_like = [_FakeTorchBF16(bf16_bits(a), 4, 16) for a in (qb, kb, vb)]
+    np.testing.assert_allclose(bmod.attn(*torch_like).numpy(), want_b,
+                               rtol=1e-2, atol=1e-2)
+    assert [a.exported for a in torch_like] == [1, 1, 1]
 
 
 def test_device_array_dlpack_export_lifetime(monkeypatch):
