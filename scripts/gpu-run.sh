@@ -8,6 +8,10 @@
 # arguments the benchmark runs a subset that fits a 10-minute device
 # command with the suite (bf16, D = 64 and 128, causal and not, L = 2048
 # and 8192: FlexAttention compiles once per shape); arguments replace it.
+# Each stage has a time limit (RPE_GPU_SUITE_SECONDS, RPE_GPU_BENCH_SECONDS,
+# default 300 each; device time is minutes), and each test one of 120 s
+# where pytest-timeout is installed (a hung kernel costs one test, not the
+# run).
 #   scripts/gpu-run.sh [BENCH ARGS...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -20,12 +24,17 @@ nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | t
 export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
   RPE_MODULE_CACHE=$BUNDLE/modules RPE_CUDA_RUNTIME=$BUNDLE/librpe_cuda_runtime.so \
   RPE_TEST_CUDA=1 RPE_TEST_CUDA_CHIP=$CHIP RPE_DIFF_SKIP_PATHS=fused,tiles5x7,reference,gpu
-python3 -m pytest -q -p no:cacheprovider -n "${RPE_TEST_JOBS:-8}" \
+per_test=()
+python3 -c "import pytest_timeout" 2> /dev/null &&
+  per_test=(--timeout=120 --timeout-method=thread)
+timeout "${RPE_GPU_SUITE_SECONDS:-300}" python3 -m pytest -q \
+  -p no:cacheprovider -n "${RPE_TEST_JOBS:-8}" "${per_test[@]}" \
   python/tests/test_differential.py -k cuda 2>&1 | tee "$OUT/test.log"
 if (( $# == 0 )); then
   set -- --dtypes bf16 --head-dims 64,128 --causal both --lengths 2048,8192
 fi
-python3 bench/gpu_attention_bench.py --plot "$OUT/gpu_attention.png" "$@" 2>&1 \
+timeout "${RPE_GPU_BENCH_SECONDS:-300}" \
+  python3 bench/gpu_attention_bench.py --plot "$OUT/gpu_attention.png" "$@" 2>&1 \
   | tee "$OUT/bench.log"
 last=$(grep -E "[0-9]+ (passed|failed)" "$OUT/test.log" | tail -n 1)
 passed=$(grep -oE "[0-9]+ passed" <<< "$last" | grep -oE "[0-9]+" || echo 0)
