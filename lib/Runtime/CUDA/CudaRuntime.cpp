@@ -149,6 +149,9 @@ bool ensureDriver() {
   return ok;
 }
 
+/// CUDA_ERROR_DEINITIALIZED: the driver is shutting down.
+constexpr CUresult kErrorDeinitialized = 4;
+
 const char *errorName(CUresult result) {
   const char *name = nullptr;
   if (driver.cuGetErrorName && driver.cuGetErrorName(result, &name) == 0 &&
@@ -203,7 +206,17 @@ struct ScopedContext {
         driverReady = true;
       }
     }
-    ok = RPE_CU(cuCtxPushCurrent_v2(driver.context));
+    CUresult pushed = driver.cuCtxPushCurrent_v2(driver.context);
+    if (pushed == kErrorDeinitialized) {
+      // The driver shuts down at exit, before Python or a C++ destructor
+      // releases the last modules and buffers: they went with it. The
+      // call fails quietly (its status still says why).
+      std::lock_guard<std::mutex> lock(stateMutex);
+      if (lastError.empty())
+        lastError = "the CUDA driver has shut down (the process is exiting)";
+      return;
+    }
+    ok = check(pushed, "cuCtxPushCurrent_v2(driver.context)");
   }
   ~ScopedContext() {
     if (ok) {

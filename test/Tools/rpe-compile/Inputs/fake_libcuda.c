@@ -2,7 +2,9 @@
  * memory is host memory, copies are memcpy, launches are only counted. It
  * lets tests follow what librpe_cuda_runtime and the generated C wrappers
  * do (allocations, copies, frees, the stream of each launch) on machines
- * without a GPU. FAKE_CUDA_FAIL=1 makes cuInit fail (no device). */
+ * without a GPU. FAKE_CUDA_FAIL=1 makes cuInit fail (no device);
+ * FAKE_CUDA_DEINIT=1 answers as a driver that has shut down (at exit):
+ * CUDA_ERROR_DEINITIALIZED, and no error names. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +29,8 @@ CUresult cuInit(unsigned flags) {
   return getenv("FAKE_CUDA_FAIL") ? 100 /* CUDA_ERROR_NO_DEVICE */ : 0;
 }
 CUresult cuGetErrorName(CUresult r, const char **name) {
+  if (getenv("FAKE_CUDA_DEINIT"))
+    return 4; /* CUDA_ERROR_DEINITIALIZED */
   *name = r == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
@@ -50,7 +54,7 @@ CUresult cuDevicePrimaryCtxRetain(void **context, int device) {
 }
 CUresult cuCtxPushCurrent_v2(void *context) {
   (void)context;
-  return 0;
+  return getenv("FAKE_CUDA_DEINIT") ? 4 /* CUDA_ERROR_DEINITIALIZED */ : 0;
 }
 CUresult cuCtxPopCurrent_v2(void **context) {
   *context = (void *)&launches;
