@@ -32,5 +32,6 @@ if grep -q "CompileError" "$log"; then
   exit 1
 fi
 /usr/bin/python3 bench/gpu_attention_bench.py --compile-only "$CHIP" || exit 1
+/usr/bin/python3 bench/gpu_kernel_profile.py --compile-only "$CHIP" || exit 1
 echo "gpu-bundle: $(ls "$BUNDLE/modules" | grep -c '\.so$') modules for $CHIP," \
   "$(du -sh "$BUNDLE" | cut -f1) in $BUNDLE"
