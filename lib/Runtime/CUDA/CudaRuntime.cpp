@@ -160,11 +160,41 @@ const char *errorName(CUresult result) {
   return "unknown CUDA error";
 }
 
+/// Whether `result` leaves the context unusable: an illegal address, a
+/// launch that failed or timed out, a hardware exception in a kernel.
+/// Every later call of the process then fails with the same code.
+bool losesContext(CUresult result) {
+  return result == 700 || result == 702 || (result >= 714 && result <= 719);
+}
+
+/// The first error that lost the context ("" while it is usable).
+std::string lostContext;
+
 /// Checks `result` of the driver call `call`; records an error if it failed.
+/// Once the context is lost, the messages of the calls that fail after it
+/// name the error that lost it: their own call is rarely the culprit (a
+/// free in a destructor, an allocation of the next call).
 bool check(CUresult result, const char *call) {
   if (result == 0)
     return true;
-  fail("%s failed: %s (%d)", call, errorName(result), result);
+  std::string earlier;
+  if (losesContext(result)) {
+    std::lock_guard<std::mutex> lock(stateMutex);
+    if (lostContext.empty())
+      lostContext = std::string(call) + " failed: " + errorName(result) + " (" +
+                    std::to_string(result) + ")";
+    else
+      earlier = lostContext;
+  }
+  if (earlier.empty() && losesContext(result))
+    fail("%s failed: %s (%d); a kernel failed, and the CUDA context is lost "
+         "for the rest of the process",
+         call, errorName(result), result);
+  else if (!earlier.empty())
+    fail("%s failed: %s (%d): the CUDA context was lost earlier, when %s", call,
+         errorName(result), result, earlier.c_str());
+  else
+    fail("%s failed: %s (%d)", call, errorName(result), result);
   return false;
 }
 

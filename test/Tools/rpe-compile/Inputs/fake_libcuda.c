@@ -4,7 +4,9 @@
  * do (allocations, copies, frees, the stream of each launch) on machines
  * without a GPU. FAKE_CUDA_FAIL=1 makes cuInit fail (no device);
  * FAKE_CUDA_DEINIT=1 answers as a driver that has shut down (at exit):
- * CUDA_ERROR_DEINITIALIZED, and no error names. */
+ * CUDA_ERROR_DEINITIALIZED, and no error names. FAKE_CUDA_FAULT=1 makes the
+ * first kernel fail (CUDA_ERROR_LAUNCH_FAILED at the next synchronization)
+ * and every call after it, as a lost context does. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,11 @@ static int launches, streamsCreated, streamsDestroyed;
 static long liveAllocations;
 static size_t copiedBytes;
 static void *lastStream;
+/* FAKE_CUDA_FAULT: a kernel ran; the context is lost from the next sync. */
+static int launchedFaulty, lost;
+
+/* CUDA_ERROR_LAUNCH_FAILED once the context is lost, else 0. */
+static CUresult lostResult(void) { return lost ? 719 : 0; }
 
 int fake_cuda_launches(void) { return launches; }
 int fake_cuda_streams_created(void) { return streamsCreated; }
@@ -31,7 +38,9 @@ CUresult cuInit(unsigned flags) {
 CUresult cuGetErrorName(CUresult r, const char **name) {
   if (getenv("FAKE_CUDA_DEINIT"))
     return 4; /* CUDA_ERROR_DEINITIALIZED */
-  *name = r == 100 ? "CUDA_ERROR_NO_DEVICE" : "CUDA_ERROR_UNKNOWN";
+  *name = r == 100   ? "CUDA_ERROR_NO_DEVICE"
+          : r == 719 ? "CUDA_ERROR_LAUNCH_FAILED"
+                     : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
 CUresult cuDeviceGetCount(int *count) {
@@ -88,6 +97,9 @@ CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz,
                         void *stream, void **params, void **extra) {
   (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz;
   (void)shared, (void)params, (void)extra;
+  if (lost)
+    return lostResult();
+  launchedFaulty = getenv("FAKE_CUDA_FAULT") != NULL;
   ++launches;
   lastStream = stream;
   return 0;
@@ -100,7 +112,8 @@ CUresult cuStreamCreate(void **stream, unsigned flags) {
 }
 CUresult cuStreamSynchronize(void *stream) {
   (void)stream;
-  return 0;
+  lost |= launchedFaulty;
+  return lostResult();
 }
 CUresult cuStreamDestroy_v2(void *stream) {
   free(stream);
@@ -129,6 +142,8 @@ CUresult cuEventSynchronize(void *event) {
   return 0;
 }
 CUresult cuMemAlloc_v2(CUdeviceptr *ptr, size_t bytes) {
+  if (lost)
+    return lostResult();
   *ptr = (CUdeviceptr)(uintptr_t)malloc(bytes);
   ++liveAllocations;
   return 0;
@@ -138,6 +153,8 @@ CUresult cuMemAllocManaged(CUdeviceptr *ptr, size_t bytes, unsigned flags) {
   return cuMemAlloc_v2(ptr, bytes);
 }
 CUresult cuMemFree_v2(CUdeviceptr ptr) {
+  if (lost)
+    return lostResult();
   free((void *)(uintptr_t)ptr);
   --liveAllocations;
   return 0;
