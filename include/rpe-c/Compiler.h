@@ -50,6 +50,9 @@ typedef struct {
   /// Nonzero: verify the IR after every pass of the pipeline (a debugging
   /// aid; by default the input and the lowered result are verified).
   int verify_each;
+  /// nvptx: the GPU kernels' shapes as rpe-nvptx-pipeline options
+  /// ("mma-threads=256"); NULL or "": the defaults.
+  const char *gpu_kernel_options;
 } RpeCompileOptions;
 
 /// Version string of rpe and of the LLVM it is built against.

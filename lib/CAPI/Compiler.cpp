@@ -115,6 +115,7 @@ void rpeCompileOptionsInit(RpeCompileOptions *options) {
   options->chip = "sm_80";
   options->tensor_cores = 1;
   options->verify_each = 0;
+  options->gpu_kernel_options = nullptr;
 }
 
 int rpeCompile(RpeContext *context, const char *text, size_t length,
@@ -150,6 +151,8 @@ int rpeCompile(RpeContext *context, const char *text, size_t length,
   opts.chip = options->chip ? options->chip : "sm_80";
   opts.tensorCores = options->tensor_cores != 0;
   opts.verifyEach = options->verify_each != 0;
+  opts.gpuKernelOptions =
+      options->gpu_kernel_options ? options->gpu_kernel_options : "";
   std::optional<rpe::EmitKind> kind =
       rpe::parseEmitKind(options->emit ? options->emit : "");
   if (!kind) {

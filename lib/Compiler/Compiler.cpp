@@ -79,6 +79,50 @@ void mlir::rpe::registerCompilerDialects(DialectRegistry &registry) {
   registerNVVMDialectTranslation(registry);
 }
 
+/// Sets the GPU kernels' shapes of `pipeline` from
+/// `options.gpuKernelOptions` and checks the result; errors at `loc`.
+static LogicalResult applyGPUKernelOptions(const CompileOptions &options,
+                                           NVPTXPipelineOptions &pipeline,
+                                           Location loc) {
+  StringRef text = options.gpuKernelOptions;
+  if (!text.empty()) {
+    NVPTXPipelineOptions parsed;
+    std::string message;
+    llvm::raw_string_ostream os(message);
+    if (failed(parsed.parseFromString(text, os)))
+      return emitError(loc) << "invalid GPU kernel options '" << text
+                            << "': " << StringRef(message).trim();
+    // The target, format and levels have options of their own.
+    StringRef other;
+    auto setHere = [&](const auto &option) {
+      if (other.empty() && option.hasValue())
+        other = option.ArgStr;
+    };
+    setHere(parsed.chip);
+    setHere(parsed.features);
+    setHere(parsed.format);
+    setHere(parsed.optLevel);
+    setHere(parsed.cudaPath);
+    setHere(parsed.tensorCores);
+    setHere(parsed.emitCInterface);
+    setHere(parsed.deallocate);
+    setHere(parsed.shapeChecks);
+    if (!other.empty())
+      return emitError(loc)
+             << "GPU kernel options set block-rows, tile-k, mma-threads, "
+                "mma-block-rows, mma-tile-k and block-size only, got '"
+             << other << "'";
+    pipeline.blockRows = parsed.blockRows;
+    pipeline.tileK = parsed.tileK;
+    pipeline.mmaThreads = parsed.mmaThreads;
+    pipeline.mmaBlockRows = parsed.mmaBlockRows;
+    pipeline.mmaTileK = parsed.mmaTileK;
+    pipeline.blockSize = parsed.blockSize;
+  }
+  return verifyNVPTXPipelineOptions(
+      pipeline, [&](const Twine &message) { return emitError(loc, message); });
+}
+
 LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
                                       Location loc) {
   if (options.target != "cpu" && options.target != "nvptx" &&
@@ -101,6 +145,12 @@ LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
     if (options.reference)
       return emitError(loc) << "--reference is not available for "
                                "--target=nvptx";
+    NVPTXPipelineOptions pipeline;
+    pipeline.chip = options.chip;
+    if (failed(applyGPUKernelOptions(options, pipeline, loc)))
+      return failure();
+  } else if (!options.gpuKernelOptions.empty()) {
+    return emitError(loc) << "GPU kernel options need --target=nvptx";
   }
   if (options.optLevel > 3)
     return emitError(loc) << "optimization level must be 0..3, got "
@@ -319,6 +369,8 @@ static LogicalResult lowerForNVPTX(ModuleOp module,
   pipeline.features =
       parseChipVersion(options.chip).value_or(0) <= 90 ? "+ptx80" : "";
   pipeline.tensorCores = options.tensorCores;
+  if (failed(applyGPUKernelOptions(options, pipeline, module.getLoc())))
+    return failure();
   buildNVPTXPipeline(pm, pipeline);
   pm.enableVerifier(options.verifyEach);
   bool sawError = false;

@@ -58,7 +58,8 @@ class _Options(ctypes.Structure):
                 ("num_threads", ctypes.c_int), ("reference", ctypes.c_int),
                 ("tile_q", ctypes.c_long), ("tile_k", ctypes.c_long),
                 ("chip", ctypes.c_char_p), ("tensor_cores", ctypes.c_int),
-                ("verify_each", ctypes.c_int)]
+                ("verify_each", ctypes.c_int),
+                ("gpu_kernel_options", ctypes.c_char_p)]
 
 
 class Compiler:
@@ -107,7 +108,8 @@ class Compiler:
     def compile(self, text, source_name, output_path, emit="shared",
                 target="cpu", opt_level=2, cpu="generic", header_path=None,
                 num_threads=0, reference=False, tile_q=64, tile_k=64,
-                chip="sm_80", tensor_cores=True, verify_each=False):
+                chip="sm_80", tensor_cores=True, verify_each=False,
+                gpu_kernel_options=""):
         """(ok, diagnostics)."""
         data = text.encode()
         options = _Options(target.encode(), emit.encode(),
@@ -118,7 +120,8 @@ class Compiler:
                            _c_integer("tile_q", tile_q, ctypes.c_long),
                            _c_integer("tile_k", tile_k, ctypes.c_long),
                            chip.encode(), int(bool(tensor_cores)),
-                           int(bool(verify_each)))
+                           int(bool(verify_each)),
+                           gpu_kernel_options.encode())
         diags = ctypes.c_void_p()
         with self._lock:
             rc = self._lib.rpeCompile(

@@ -867,7 +867,7 @@ class _ModuleCache:
 def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
             name="<rpe.compile>", output=None, num_threads=0, reference=False,
             tile_q=64, tile_k=64, chip="sm_80", tensor_cores=True,
-            verify_each=False):
+            verify_each=False, gpu_kernel_options=""):
     """Compiles MLIR text (rpe and upstream dialects) for ``target`` into a
     shared library and loads it. ``output`` keeps the library at that path
     (otherwise a temporary directory, removed with the module).
@@ -882,11 +882,18 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     on the CPU, one thread per block. ``tensor_cores`` (GPU targets): f16
     and bf16 attention with head dimensions that are multiples of 16 (D)
     and 8 (Dv) runs on tensor cores (mma.sync); False keeps the SIMT
-    kernel. ``verify_each``: verify the IR after every pass (a debugging
-    aid; the input and the lowered result are always verified)."""
+    kernel. ``gpu_kernel_options`` (target "cuda"): the GPU kernels'
+    shapes as rpe-nvptx-pipeline options, e.g. "mma-threads=256
+    mma-tile-k=16" (block-rows, tile-k, mma-threads, mma-block-rows,
+    mma-tile-k, block-size). ``verify_each``: verify the IR after every
+    pass (a debugging aid; the input and the lowered result are always
+    verified)."""
     if not isinstance(mlir_text, str):
         raise TypeError("rpe.compile expects MLIR text (str), got %s"
                         % type(mlir_text).__name__)
+    if not isinstance(gpu_kernel_options, str):
+        raise TypeError("rpe.compile: gpu_kernel_options must be a str, got "
+                        "%s" % type(gpu_kernel_options).__name__)
     device = target in ("cuda", "nvptx")
     cache = _ModuleCache.for_target(target, output)
     key = None
@@ -894,7 +901,9 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
         key = cache.key(mlir_text, name, target=target, opt_level=opt_level,
                         cpu=cpu, num_threads=num_threads, reference=reference,
                         tile_q=tile_q, tile_k=tile_k, chip=chip,
-                        tensor_cores=tensor_cores)
+                        tensor_cores=tensor_cores,
+                        **({"gpu_kernel_options": gpu_kernel_options}
+                           if gpu_kernel_options else {}))
         hit = cache.load(key)
         if hit:
             return Module(hit[0], hit[1], None, device=device)
@@ -914,7 +923,8 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
                                    reference=reference, tile_q=tile_q,
                                    tile_k=tile_k, chip=chip,
                                    tensor_cores=tensor_cores,
-                                   verify_each=verify_each)
+                                   verify_each=verify_each,
+                                   gpu_kernel_options=gpu_kernel_options)
     if not ok:
         if workdir:
             shutil.rmtree(workdir, True)

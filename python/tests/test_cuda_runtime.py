@@ -146,6 +146,37 @@ print("ok")
     assert out.strip().endswith("ok"), out
 
 
+@pytest.mark.skipif(not os.path.exists("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc")
+                    and not os.environ.get("CUDA_ROOT"),
+                    reason="needs the CUDA toolkit (ptxas, libdevice) to compile")
+def test_gpu_kernel_options(tmp_path, monkeypatch):
+    """rpe.compile(gpu_kernel_options=...) shapes the GPU kernels (as
+    rpe-compile --gpu-kernel-options; the PTX side is nvptx.test): other
+    compilations than the defaults, kept apart in the module cache; bad
+    options are compile errors."""
+    import rpe
+    from rpe import ir
+    text = ir.t5_attention(batch=1, heads=2, lq=None, lk=None, head_dim=16,
+                           elem="bf16")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("RPE_MODULE_CACHE", str(cache))
+    monkeypatch.setenv("RPE_MODULE_CACHE_RECORD", "1")
+    rpe.compile(text, target="cuda", chip="sm_90")
+    rpe.compile(text, target="cuda", chip="sm_90",
+                gpu_kernel_options="mma-threads=256 mma-tile-k=16")
+    libraries = sorted(cache.glob("*.so"))
+    assert len(libraries) == 2
+    assert libraries[0].read_bytes() != libraries[1].read_bytes()
+    with pytest.raises(rpe.CompileError, match="no such option bogus"):
+        rpe.compile(text, target="cuda", gpu_kernel_options="bogus=1")
+    with pytest.raises(rpe.CompileError, match="got 'chip'"):
+        rpe.compile(text, target="cuda", gpu_kernel_options="chip=sm_70")
+    with pytest.raises(rpe.CompileError, match="need --target=nvptx"):
+        rpe.compile(text, target="cpu", gpu_kernel_options="mma-threads=256")
+    with pytest.raises(TypeError, match="gpu_kernel_options must be a str"):
+        rpe.compile(text, target="cuda", gpu_kernel_options=256)
+
+
 class _HostAsDevice:
     """Stands in for librpe_cuda_runtime with host memory, so that the
     copy-in / call / copy-out / free logic of target="cuda" modules runs

@@ -40,7 +40,7 @@
 // LEVEL: error: rpe-nvptx-pipeline: opt-level must be 0..3, got 7
 // The options of the passes the NVPTX pipeline builds, checked with it.
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="mma-tile-k=24" 2>&1 | FileCheck %s --check-prefix=MMA --implicit-check-not="current operation"
-// MMA: error: rpe-nvptx-pipeline: rpe-gpu-attention: mma-block-rows and mma-tile-k must be positive multiples of 16 and mma-threads 1 or a positive multiple of 32, got 64, 24 and 128
+// MMA: error: rpe-nvptx-pipeline: rpe-gpu-attention: mma-block-rows and mma-tile-k must be positive multiples of 16 and mma-threads 1 or a positive multiple of 32, got 64, 24 and 256
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="block-rows=0" 2>&1 | FileCheck %s --check-prefix=ROWS --implicit-check-not="current operation"
 // ROWS: error: rpe-nvptx-pipeline: rpe-gpu-attention: block-rows, tile-k and max-head-dim must be positive, got 0, 8 and 256
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="block-size=2048" 2>&1 | FileCheck %s --check-prefix=BLOCK --implicit-check-not="current operation"

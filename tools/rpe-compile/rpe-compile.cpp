@@ -72,6 +72,12 @@ static cl::opt<bool> tensorCores(
     cl::desc("nvptx targets: f16 attention on tensor cores (mma.sync); "
              "--tensor-cores=false keeps the SIMT kernel"),
     cl::init(true), cl::cat(category));
+static cl::opt<std::string> gpuKernelOptions(
+    "gpu-kernel-options",
+    cl::desc("--target=nvptx: the GPU kernels' shapes, as rpe-nvptx-pipeline "
+             "options (block-rows, tile-k, mma-threads, mma-block-rows, "
+             "mma-tile-k, block-size), e.g. \"mma-threads=256\""),
+    cl::init(""), cl::cat(category));
 static cl::opt<bool> verifyEach(
     "verify-each",
     cl::desc("Verify the IR after every pass of the pipeline (default: the "
@@ -106,6 +112,7 @@ int main(int argc, char **argv) {
   options.tileQ = tileQ;
   options.tileK = tileK;
   options.tensorCores = tensorCores;
+  options.gpuKernelOptions = gpuKernelOptions;
   options.verifyEach = verifyEach;
   std::optional<rpe::EmitKind> kind = rpe::parseEmitKind(emit);
   if (!kind) {
@@ -117,11 +124,12 @@ int main(int argc, char **argv) {
   options.emit = *kind;
   if (failed(rpe::checkOptions(options, cliLoc)))
     return 1;
-  // The GPU kernel has tiles of its own (rpe-nvptx-pipeline options).
+  // The GPU kernel has tiles of its own (--gpu-kernel-options).
   if (options.target == "nvptx" &&
       (tileQ.getNumOccurrences() || tileK.getNumOccurrences())) {
     emitError(cliLoc) << "--tile-q and --tile-k are for --target=cpu; the "
-                         "GPU kernel's tiles are rpe-nvptx-pipeline options";
+                         "GPU kernel's tiles are --gpu-kernel-options "
+                         "(e.g. \"mma-tile-k=16\")";
     return 1;
   }
   // Like opt with bitcode: binary output does not go to a terminal.

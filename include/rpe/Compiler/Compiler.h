@@ -57,6 +57,10 @@ struct CompileOptions {
   int64_t tileK = 64;
   /// nvptx and nvptx-emulated: f16 attention as the tensor-core kernel.
   bool tensorCores = true;
+  /// nvptx: the GPU kernels' shapes in rpe-nvptx-pipeline's option syntax
+  /// ("mma-threads=256 mma-tile-k=16"): block-rows, tile-k, mma-threads,
+  /// mma-block-rows, mma-tile-k and block-size. Empty: the defaults.
+  std::string gpuKernelOptions;
   /// Verify the IR after every pass of the pipeline (as rpe-opt does), not
   /// only the parsed input and the lowered result: a debugging aid for
   /// pass developers (about a sixth of an attention module's compile time).

@@ -185,9 +185,9 @@ struct NVPTXPipelineOptions : public PassPipelineOptions<NVPTXPipelineOptions> {
   PassOptions::Option<int64_t> mmaThreads{
       *this, "mma-threads",
       llvm::cl::desc("Threads per block of the tensor-core attention kernel "
-                     "(a multiple of 32; 1 keeps its vector form for the "
-                     "host emulation)"),
-      llvm::cl::init(128)};
+                     "(a multiple of 32, at most 1024; 1 keeps its vector "
+                     "form for the host emulation)"),
+      llvm::cl::init(256)};
   PassOptions::Option<int64_t> mmaBlockRows{
       *this, "mma-block-rows",
       llvm::cl::desc("Query rows per block of the tensor-core attention "

@@ -8,7 +8,7 @@
 // BADOPT: error: rpe-gpu-attention: mma-block-rows and mma-tile-k must be positive multiples of 16 and mma-threads 1 or a positive multiple of 32
 
 // f16 T5-biased causal GQA attention at L = 4096 on tensor cores: blocks of
-// 128 threads (4 warps) and 64 rows; Q, K and V tiles (f16 views of
+// 256 threads (8 warps) and 64 rows; Q, K and V tiles (f16 views of
 // workgroup bytes), the score and output tiles (f32), P (f16) and the row
 // statistics in workgroup memory; both matmuls are warp-level
 // vector.contract nests marked rpe.mma.
@@ -16,7 +16,7 @@
 // CHECK-LABEL: func.func @t5_causal_gqa_f16
 // CHECK: } -> tensor<8x8191xf32>
 // CHECK: %[[OUT:.*]] = memref.alloc() : memref<1x8x4096x64xf16>
-// CHECK: gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %c64, %{{.*}} = %c8, %{{.*}} = %c1) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[NT:.*]] = %c128, %{{.*}} = %c1, %{{.*}} = %c1)
+// CHECK: gpu.launch blocks(%[[BX:.*]], %[[BY:.*]], %{{.*}}) in (%{{.*}} = %c64, %{{.*}} = %c8, %{{.*}} = %c1) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%[[NT:.*]] = %c256, %{{.*}} = %c1, %{{.*}} = %c1)
 // CHECK-SAME: workgroup(%[[QB:.*]] : memref<8192xi8, #gpu.address_space<workgroup>>, %[[KB:.*]] : memref<4096xi8, #gpu.address_space<workgroup>>, %[[VB:.*]] : memref<4096xi8, #gpu.address_space<workgroup>>, %[[S:.*]] : memref<64x32xf32, #gpu.address_space<workgroup>>, %[[PB:.*]] : memref<4096xi8, #gpu.address_space<workgroup>>, %[[O:.*]] : memref<64x64xf32, #gpu.address_space<workgroup>>, %[[ST:.*]] : memref<2x64xf32, #gpu.address_space<workgroup>>)
 // CHECK: %[[QS:.*]] = memref.view %[[QB]][%c0][] : memref<8192xi8, #gpu.address_space<workgroup>> to memref<64x64xf16, #gpu.address_space<workgroup>>
 // CHECK: %[[KS:.*]] = memref.view %[[KB]][%c0][] : {{.*}} to memref<32x64xf16, #gpu.address_space<workgroup>>
@@ -44,16 +44,17 @@
 // CHECK: vector.transfer_write %{{.*}}, %[[S]][%{{.*}}, %[[N0]]]
 // CHECK: } {rpe.mma}
 // CHECK: gpu.barrier
-// Two adjacent lanes per row (128 threads, 64 rows), each every other key:
-// scale, T5 table, masks; the row max and sum combined with a shuffle; P;
-// the first lane keeps the row's statistics.
-// CHECK: %[[PART:.*]] = arith.remui %[[TX]], %c2
-// CHECK: %[[R0:.*]] = arith.divui %[[TX]], %c2
+// Four adjacent lanes per row (256 threads, 64 rows), each every fourth
+// key: scale, T5 table, masks; the row max and sum combined with shuffles;
+// P; the first lane keeps the row's statistics.
+// CHECK: %[[PART:.*]] = arith.remui %[[TX]], %c4
+// CHECK: %[[R0:.*]] = arith.divui %[[TX]], %c4
 // CHECK: scf.for %[[R:.*]] = %[[R0]] to %c64 step %c64 {
-// CHECK: scf.for %[[J:.*]] = %[[PART]] to %c32 step %c2 iter_args(
+// CHECK: scf.for %[[J:.*]] = %[[PART]] to %c32 step %c4 iter_args(
 // CHECK: memref.load %[[S]][%[[R]], %[[J]]]
 // CHECK: tensor.extract %{{.*}}[%[[BY]], %{{.*}}] : tensor<8x8191xf32>
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32 : f32
 // CHECK: arith.maximumf
 // CHECK: math.exp
 // CHECK: arith.truncf %{{.*}} : f32 to f16

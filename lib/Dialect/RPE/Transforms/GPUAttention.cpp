@@ -514,6 +514,13 @@ LogicalResult mlir::rpe::checkGPUAttentionOptions(
                  "16 and mma-threads 1 or a positive multiple of 32, got " +
                  Twine(o.mmaBlockRows) + ", " + Twine(o.mmaTileK) + " and " +
                  Twine(o.mmaThreads));
+  // Both are threads per block (a CUDA block has at most 1024).
+  if (o.blockRows > 1024)
+    return error("block-rows (threads per block) must be at most 1024, got " +
+                 Twine(o.blockRows));
+  if (o.tensorCores && o.mmaThreads > 1024)
+    return error("mma-threads must be at most 1024, got " +
+                 Twine(o.mmaThreads));
   return success();
 }
 

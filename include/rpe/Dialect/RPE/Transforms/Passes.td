@@ -418,7 +418,7 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
     Option<"tensorCores", "tensor-cores", "bool", /*default=*/"true",
            "f16 attention with static head dimensions (D a multiple of 16, "
            "Dv of 8, no rel_values) as the tensor-core kernel">,
-    Option<"mmaThreads", "mma-threads", "int64_t", /*default=*/"128",
+    Option<"mmaThreads", "mma-threads", "int64_t", /*default=*/"256",
            "Threads per tensor-core block: a multiple of 32, or 1 (one "
            "thread does every warp's work: host emulation)">,
     Option<"mmaBlockRows", "mma-block-rows", "int64_t", /*default=*/"64",
