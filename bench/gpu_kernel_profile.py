@@ -6,7 +6,7 @@ scaled_dot_product_attention, and one call of a kind for a profiler
 
     python3 bench/gpu_kernel_profile.py [--lengths 2048,8192]
         [--head-dims 64,128] [--kinds none,t5,alibi,swin,shaw,deberta]
-        [--repeats 5]
+        [--repeats 5] [--variants "OPTIONS;OPTIONS;..."]
     python3 bench/gpu_kernel_profile.py --once t5 --length 2048
     python3 bench/gpu_kernel_profile.py --compile-only sm_90
 
@@ -18,7 +18,9 @@ p2c, log buckets 256 / 512). Needs torch with CUDA (tensors passed without
 copies); `--compile-only` fills $RPE_MODULE_CACHE on a machine without a
 GPU (scripts/gpu-bundle.sh). Prints, per D, length and kind, the median
 time, TFLOP/s (4·B·H·L²·D, the attention's FLOPs alone) and the time over
-rpe's bias-free kernel and over SDPA's.
+rpe's bias-free kernel and over SDPA's. `--variants` compiles each kind
+once per string of GPU kernel options (rpe.compile's gpu_kernel_options,
+e.g. "mma-threads=256"; "" is the default), to compare kernel shapes.
 """
 
 import argparse
@@ -60,10 +62,11 @@ def module_text(kind, head_dim, length):
     return ir.attention(shape, shape, shape, elem="bf16", name="attn")
 
 
-def compile_kind(kind, head_dim, length, chip):
+def compile_kind(kind, head_dim, length, chip, options=""):
     import rpe
     text = module_text(kind, head_dim, length)
-    mod = rpe.compile(text, target="cuda", chip=chip)
+    mod = rpe.compile(text, target="cuda", chip=chip,
+                      gpu_kernel_options=options)
     return getattr(mod, text.func_name)
 
 
@@ -73,6 +76,8 @@ def main():
     parser.add_argument("--head-dims", default="64,128")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--variants", default="",
+                        help="GPU kernel options per variant, ';'-separated")
     parser.add_argument("--once", choices=KINDS,
                         help="one call of this kind (for a profiler)")
     parser.add_argument("--length", type=int, default=2048)
@@ -81,6 +86,7 @@ def main():
     head_dims = [int(d) for d in args.head_dims.split(",")]
     lengths = [int(n) for n in args.lengths.split(",")]
     kinds = args.kinds.split(",")
+    variants = [v.strip() for v in args.variants.split(";")]
     for kind in kinds:
         if kind not in KINDS:
             parser.error("unknown kind %r (kinds: %s)" % (kind, ", ".join(KINDS)))
@@ -88,7 +94,9 @@ def main():
         for kind in kinds:
             for d in head_dims:
                 for length in (lengths if kind == "swin" else lengths[:1]):
-                    compile_kind(kind, d, length, args.compile_only)
+                    for options in variants:
+                        compile_kind(kind, d, length, args.compile_only,
+                                     options)
         return
     import torch
     import torch.nn.functional as F
@@ -124,8 +132,9 @@ def main():
         fn(*inputs(fn, args.length))
         torch.cuda.synchronize()
         return
-    print("| D | L | kind | ms | TFLOP/s | over bias-free | over SDPA |")
-    print("|---:|---:|---|---:|---:|---:|---:|")
+    print("| D | L | kind | kernel options | ms | TFLOP/s | over bias-free | "
+          "over SDPA | max diff vs first variant |")
+    print("|---:|---:|---|---|---:|---:|---:|---:|---:|")
     for d in head_dims:
         for length in lengths:
             q, k, v = (torch.randn(B, H, length, d, device=dev,
@@ -133,17 +142,25 @@ def main():
             sdpa = median_ms(
                 lambda: F.scaled_dot_product_attention(q, k, v), ())
             flops = 4.0 * B * H * length * length * d
-            print("| %d | %d | SDPA bias-free | %.3f | %.1f | | 1.00x |" % (
+            print("| %d | %d | SDPA bias-free | | %.3f | %.1f | | 1.00x | |" % (
                 d, length, sdpa, flops / (sdpa * 1e-3) / 1e12), flush=True)
-            base = None
-            for kind in kinds:
-                fn = compile_kind(kind, d, length, chip)
-                t = median_ms(fn, inputs(fn, length))
-                base = t if kind == "none" else base
-                print("| %d | %d | %s | %.3f | %.1f | %s | %.1fx |" % (
-                    d, length, kind, t, flops / (t * 1e-3) / 1e12,
-                    "%.2fx" % (t / base) if base else "", t / sdpa),
-                    flush=True)
+            first = {}  # kind -> the first variant's output
+            for options in variants:
+                base = None
+                for kind in kinds:
+                    fn = compile_kind(kind, d, length, chip, options)
+                    call_args = inputs(fn, length)
+                    out = torch.from_dlpack(fn(*call_args)).float()
+                    diff = (out - first.setdefault(kind, out)).abs().max()
+                    del out
+                    t = median_ms(fn, call_args)
+                    base = t if kind == "none" else base
+                    print("| %d | %d | %s | %s | %.3f | %.1f | %s | %.1fx | "
+                          "%.1e |" % (
+                              d, length, kind, options or "default", t,
+                              flops / (t * 1e-3) / 1e12,
+                              "%.2fx" % (t / base) if base else "", t / sdpa,
+                              diff.item()), flush=True)
 
 
 if __name__ == "__main__":
