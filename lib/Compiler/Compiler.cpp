@@ -177,7 +177,8 @@ static size_t skipTrivia(StringRef text, size_t p) {
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\0') {
       ++p;
     } else if (text.substr(p).starts_with("//")) {
-      p = text.find('\n', p);
+      // MLIR's lexer ends a comment at '\r' too: what follows is code.
+      p = text.find_first_of("\n\r", p);
       if (p == StringRef::npos)
         return text.size();
     } else {
