@@ -6,6 +6,7 @@ the benchmark virtualenv (as for bench/cpu_attention_bench.py).
     python3 bench/gpu_attention_bench.py [--lengths 1024,...,16384]
         [--dtypes bf16,f16] [--batch 4] [--heads 16] [--head-dims 64,128]
         [--causal both|yes|no] [--repeats 7]
+        [--gpu-kernel-options "mma-registers=1"]
 
 For each dtype, head dimension, causal flag and length (T5 bias, 32
 buckets, max distance 128, bidirectional, scale 1): rpe
@@ -120,6 +121,9 @@ def main():
     parser.add_argument("--causal", choices=("both", "yes", "no"),
                         default="both")
     parser.add_argument("--plot", help="write a PNG of TFLOP/s against L")
+    parser.add_argument("--gpu-kernel-options", default="",
+                        help="rpe.compile's gpu_kernel_options for rpe's "
+                        "modules, e.g. \"mma-registers=1\"")
     parser.add_argument("--compile-only", metavar="CHIP",
                         help="only compile rpe's modules for CHIP (no GPU, "
                         "no torch): fills $RPE_MODULE_CACHE for a machine "
@@ -135,7 +139,8 @@ def main():
                     rpe.compile(ir.t5_attention(
                         batch=args.batch, heads=args.heads, lq=None, lk=None,
                         head_dim=D, causal=causal, elem=elem),
-                        target="cuda", chip=args.compile_only)
+                        target="cuda", chip=args.compile_only,
+                        gpu_kernel_options=args.gpu_kernel_options)
         return
     ensure_torch()
     import torch
@@ -157,8 +162,9 @@ def main():
         flex = torch.compile(flex_attention)
     except Exception:  # noqa: BLE001 - older torch
         flex = None
-    print("GPU: %s (%s), torch %s, B=%d, H=%d" % (
-        torch.cuda.get_device_name(), chip, torch.__version__, B, H))
+    print("GPU: %s (%s), torch %s, B=%d, H=%d, rpe kernel options: %s" % (
+        torch.cuda.get_device_name(), chip, torch.__version__, B, H,
+        args.gpu_kernel_options or "default"))
     print("| dtype | D | causal | L | rpe ms | SDPA ms | SDPA+bias ms | "
           "Flex ms | rpe TFLOP/s | rpe vs SDPA | vs SDPA+bias | vs Flex | "
           "rel err | rpe MiB | SDPA MiB | SDPA+bias MiB | Flex MiB |")
@@ -175,7 +181,8 @@ def main():
             for causal in causal_flags[args.causal]:
                 text = ir.t5_attention(batch=B, heads=H, lq=None, lk=None,
                                        head_dim=D, causal=causal, elem=elem)
-                mod = rpe.compile(text, target="cuda", chip=chip)
+                mod = rpe.compile(text, target="cuda", chip=chip,
+                                  gpu_kernel_options=args.gpu_kernel_options)
                 fn = getattr(mod, text.func_name)
                 for length in map(int, args.lengths.split(",")):
                     gen = torch.Generator(device=dev).manual_seed(length)

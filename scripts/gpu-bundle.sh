@@ -33,5 +33,12 @@ if grep -q "CompileError" "$log"; then
 fi
 /usr/bin/python3 bench/gpu_attention_bench.py --compile-only "$CHIP" || exit 1
 /usr/bin/python3 bench/gpu_kernel_profile.py --compile-only "$CHIP" || exit 1
+# The register-resident tensor-core kernel (mma-registers), not yet the
+# default: its T5 benchmark and its profile against the default kernel.
+REG="mma-registers=1"
+/usr/bin/python3 bench/gpu_attention_bench.py --compile-only "$CHIP" \
+  --gpu-kernel-options="$REG" || exit 1
+/usr/bin/python3 bench/gpu_kernel_profile.py --compile-only "$CHIP" \
+  --kinds none,t5,alibi,swin --variants "$REG;$REG mma-tile-k=64" || exit 1
 echo "gpu-bundle: $(ls "$BUNDLE/modules" | grep -c '\.so$') modules for $CHIP," \
   "$(du -sh "$BUNDLE" | cut -f1) in $BUNDLE"

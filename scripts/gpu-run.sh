@@ -23,7 +23,7 @@ CHIP=$(cat "$BUNDLE/chip")
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 export PYTHONPATH=$PWD/python PYTHONUNBUFFERED=1 \
   RPE_MODULE_CACHE=$BUNDLE/modules RPE_CUDA_RUNTIME=$BUNDLE/librpe_cuda_runtime.so \
-  RPE_TEST_CUDA=1 RPE_TEST_CUDA_CHIP=$CHIP RPE_DIFF_SKIP_PATHS=fused,tiles5x7,reference,gpu
+  RPE_TEST_CUDA=1 RPE_TEST_CUDA_CHIP=$CHIP RPE_DIFF_SKIP_PATHS=fused,tiles5x7,reference,gpu,gpu-registers
 per_test=()
 python3 -c "import pytest_timeout" 2> /dev/null &&
   per_test=(--timeout=120 --timeout-method=thread)

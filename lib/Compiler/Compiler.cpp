@@ -110,13 +110,15 @@ static LogicalResult applyGPUKernelOptions(const CompileOptions &options,
     if (!other.empty())
       return emitError(loc)
              << "GPU kernel options set block-rows, tile-k, mma-threads, "
-                "mma-block-rows, mma-tile-k and block-size only, got '"
+                "mma-block-rows, mma-tile-k, mma-registers and block-size "
+                "only, got '"
              << other << "'";
     pipeline.blockRows = parsed.blockRows;
     pipeline.tileK = parsed.tileK;
     pipeline.mmaThreads = parsed.mmaThreads;
     pipeline.mmaBlockRows = parsed.mmaBlockRows;
     pipeline.mmaTileK = parsed.mmaTileK;
+    pipeline.mmaRegisters = parsed.mmaRegisters;
     pipeline.blockSize = parsed.blockSize;
   }
   return verifyNVPTXPipelineOptions(
@@ -149,8 +151,13 @@ LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
     pipeline.chip = options.chip;
     if (failed(applyGPUKernelOptions(options, pipeline, loc)))
       return failure();
+  } else if (options.target == "nvptx-emulated") {
+    NVPTXPipelineOptions pipeline;
+    if (failed(applyGPUKernelOptions(options, pipeline, loc)))
+      return failure();
   } else if (!options.gpuKernelOptions.empty()) {
-    return emitError(loc) << "GPU kernel options need --target=nvptx";
+    return emitError(loc) << "GPU kernel options need --target=nvptx or "
+                             "nvptx-emulated";
   }
   if (options.optLevel > 3)
     return emitError(loc) << "optimization level must be 0..3, got "
@@ -427,6 +434,17 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
   // The GPU kernels, one thread per block, run as loops on the CPU.
   pipeline.gpuEmulation = options.target == "nvptx-emulated";
   pipeline.gpuTensorCores = options.tensorCores;
+  if (pipeline.gpuEmulation) {
+    // The kernels' shapes; the emulation runs one thread per block whatever
+    // the thread counts say.
+    NVPTXPipelineOptions gpu;
+    if (failed(applyGPUKernelOptions(options, gpu, module.getLoc())))
+      return failure();
+    pipeline.gpuTileK = gpu.tileK;
+    pipeline.gpuMmaBlockRows = gpu.mmaBlockRows;
+    pipeline.gpuMmaTileK = gpu.mmaTileK;
+    pipeline.gpuMmaRegisters = gpu.mmaRegisters;
+  }
   // A shared library links librpe_cpu_runtime.a: its buffers come from the
   // allocation cache. Objects and IR call malloc/free, which need nothing.
   pipeline.cacheAllocations = options.emit == EmitKind::Shared;

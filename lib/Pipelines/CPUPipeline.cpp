@@ -226,6 +226,9 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
     gpu.mmaThreads = 1;
     gpu.tensorCores = options.gpuTensorCores;
     gpu.tileK = options.gpuTileK;
+    gpu.mmaBlockRows = options.gpuMmaBlockRows;
+    gpu.mmaTileK = options.gpuMmaTileK;
+    gpu.mmaRegisters = options.gpuMmaRegisters;
     gpu.emitCInterface = options.emitCInterface;
     gpu.deallocate = options.deallocate;
     buildGPUKernelPasses(pm, gpu);

@@ -94,6 +94,7 @@ gpuAttentionPassOptions(const rpe::NVPTXPipelineOptions &options) {
   attention.mmaThreads = options.mmaThreads;
   attention.mmaBlockRows = options.mmaBlockRows;
   attention.mmaTileK = options.mmaTileK;
+  attention.mmaRegisters = options.mmaRegisters;
   return attention;
 }
 
@@ -132,7 +133,8 @@ LogicalResult mlir::rpe::verifyNVPTXPipelineOptions(
   RPEGPUAttentionPassOptions a = gpuAttentionPassOptions(options);
   return checkGPUAttentionOptions(
       GPUAttentionOptions{a.blockRows, a.tileK, a.maxHeadDim, a.tensorCores,
-                          a.mmaThreads, a.mmaBlockRows, a.mmaTileK},
+                          a.mmaThreads, a.mmaBlockRows, a.mmaTileK,
+                          a.mmaRegisters},
       [&](const Twine &message) {
         return error("rpe-nvptx-pipeline: rpe-gpu-attention: " + message);
       });

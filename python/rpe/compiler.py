@@ -882,10 +882,11 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     on the CPU, one thread per block. ``tensor_cores`` (GPU targets): f16
     and bf16 attention with head dimensions that are multiples of 16 (D)
     and 8 (Dv) runs on tensor cores (mma.sync); False keeps the SIMT
-    kernel. ``gpu_kernel_options`` (target "cuda"): the GPU kernels'
+    kernel. ``gpu_kernel_options`` (GPU targets): the GPU kernels'
     shapes as rpe-nvptx-pipeline options, e.g. "mma-threads=256
     mma-tile-k=16" (block-rows, tile-k, mma-threads, mma-block-rows,
-    mma-tile-k, block-size). ``verify_each``: verify the IR after every
+    mma-tile-k, mma-registers, block-size; the emulation keeps one thread
+    per block whatever the thread counts say). ``verify_each``: verify the IR after every
     pass (a debugging aid; the input and the lowered result are always
     verified)."""
     if not isinstance(mlir_text, str):

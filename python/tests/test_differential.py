@@ -46,6 +46,7 @@ import math
 import mmap
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -1144,6 +1145,12 @@ PATHS = {
     # The kernels rpe-nvptx-pipeline builds (SIMT attention, one thread per
     # element elsewhere), one thread per block, run on the CPU.
     "gpu": {"target": "nvptx-emulated"},
+    # f16 / bf16 attention: the register-resident tensor-core kernel
+    # (FlashAttention-2 form), its lanes emulated; small blocks and tiles
+    # (two 16-row tiles per warp, 16 keys) for many ragged ones.
+    "gpu-registers": {"target": "nvptx-emulated",
+                      "gpu_kernel_options":
+                      "mma-registers=1 mma-block-rows=32 mma-tile-k=16"},
 }
 # On a machine with an NVIDIA GPU, scripts/test-gpu.sh sets RPE_TEST_CUDA=1:
 # every configuration also runs through rpe-nvptx-pipeline on the GPU
@@ -1151,6 +1158,8 @@ PATHS = {
 if os.environ.get("RPE_TEST_CUDA"):
     PATHS["cuda"] = {"target": "cuda",
                      "chip": os.environ.get("RPE_TEST_CUDA_CHIP", "sm_80")}
+    PATHS["cuda-registers"] = dict(PATHS["cuda"],
+                                   gpu_kernel_options="mma-registers=1")
 
 
 # RPE_DIFF_SKIP_PATHS=a,b leaves lowering paths out (the sanitized CI stage
@@ -1161,9 +1170,14 @@ for _skipped in filter(None, os.environ.get("RPE_DIFF_SKIP_PATHS", "").split(","
     PATHS.pop(_skipped, None)
 
 
+_REGISTER_PATHS = ("gpu-registers", "cuda-registers")
+
+
 def paths_for(case):
     if "rpe.attention" in case.module:
-        return list(PATHS)
+        # The register kernel takes 16-bit attention only.
+        sixteen = re.search(r"x(b?)f16>", case.module)
+        return [p for p in PATHS if sixteen or p not in _REGISTER_PATHS]
     return [p for p in PATHS if p in ("fused", "gpu", "cuda")]
 
 

@@ -4,6 +4,7 @@ in the PTX or not), and both kernels, emulated on the CPU, agree with a
 NumPy reference for f16 and bf16."""
 
 import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -71,3 +72,86 @@ def test_switch_reaches_the_nvptx_pipeline(tmp_path, elem):
             found[tensor_cores] = f.read().count(
                 "mma.sync.aligned.m16n8k16.row.col.f32.%s.%s.f32" % (elem, elem))
     assert found[True] > 0 and found[False] == 0, found
+
+
+def _sixteen_bit(a, elem):
+    """`a` (float32) as f16, or as float32 values exact in bf16."""
+    if elem == "f16":
+        return a.astype(np.float16)
+    return (a.view(np.uint32) & 0xFFFF0000).view(np.float32)
+
+
+# (B, H, Hkv, Lq, Lk, D, Dv, bias, key_lengths, q_offset, causal): odd
+# lengths, GQA, a decode row, negative offsets, a key length of 0.
+REGISTER_CASES = [
+    (2, 4, 2, 45, 100, 32, 16, False, False, None, True),
+    (1, 2, 2, 70, 33, 64, 64, True, False, None, False),
+    (2, 2, 1, 37, 90, 16, 24, True, True, 40, True),
+    (1, 4, 4, 1, 130, 128, 128, False, True, 129, True),
+    (2, 2, 2, 50, 20, 32, 8, False, False, -7, True),
+]
+
+
+@pytest.mark.parametrize("elem", ["f16", "bf16"])
+@pytest.mark.parametrize("case,options", [
+    (c, "mma-registers=1") for c in REGISTER_CASES] + [
+    # Three 16-row tiles per emulated warp, 32-key tiles.
+    (c, "mma-registers=1 mma-block-rows=48 mma-tile-k=32")
+    for c in REGISTER_CASES[:3]],
+    ids=lambda x: x if isinstance(x, str) else
+    "B%dH%dkv%d-%dx%d-D%dDv%d" % x[:7])
+def test_register_kernel_matches_reference(elem, case, options):
+    """The register-resident tensor-core kernel (FlashAttention-2 form, its
+    32 lanes and their shuffles and mma.sync emulated by one thread per
+    block) against rpe.reference in float64."""
+    B, H, Hkv, lq, lk, d, dv, bias, kl, off, causal = case
+    text = ir.attention((B, H, None, d), (B, Hkv, None, d), (B, Hkv, None, dv),
+                        bias_shape=(H, None, None) if bias else None,
+                        key_lengths=kl, q_offset=off is not None,
+                        causal=causal,
+                        elem=elem, name="attn")
+    mod = rpe.compile(text, target="nvptx-emulated",
+                      gpu_kernel_options=options)
+    rng = np.random.default_rng(11)
+    q, k, v = (_sixteen_bit(rng.uniform(-1.5, 1.5, s).astype(np.float32), elem)
+               for s in ((B, H, lq, d), (B, Hkv, lk, d), (B, Hkv, lk, dv)))
+    args, ref = [q, k, v], {}
+    if bias:
+        ref["bias"] = _sixteen_bit(
+            rng.uniform(-2, 2, (H, lq, lk)).astype(np.float32), elem)
+        args.append(ref["bias"])
+    if kl:
+        ref["key_lengths"] = np.array([lk // 2, 0][:B], np.int32)
+        args.append(ref["key_lengths"])
+    if off is not None:
+        ref["q_offset"] = off
+        args.append(off)
+    got = np.asarray(mod.attn(*args), np.float64)
+    want = rpe.reference.attention(q, k, v, causal=causal, **ref)
+    tol = 4e-3 if elem == "f16" else 2e-2
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_register_kernel_is_used():
+    """mma-registers reaches rpe-gpu-attention: mma.sync on the fragments
+    (no vector.contract nest), the warps' quad shuffles, no workgroup score
+    tile; D = 256 keeps the shared-memory kernel."""
+    text = ir.attention((1, 2, 64, 64), (1, 2, 64, 64), (1, 2, 64, 64),
+                        causal=True, elem="bf16", name="attn")
+    out = subprocess.run(
+        [os.path.join(os.environ.get("RPE_BUILD_DIR", "build"), "bin",
+                      "rpe-opt"), "-",
+         "-rpe-gpu-attention=mma-registers=1 mma-threads=128"],
+        input=text, capture_output=True, text=True, check=True).stdout
+    # Per 32-key tile: S = Q·Kᵀ is 4 key tiles × 4 chunks of D, O += P·V 8
+    # column tiles × 2 key chunks.
+    assert out.count("nvvm.mma.sync") == 4 * 4 + 8 * 2, out
+    assert "gpu.shuffle  xor" in out and "vector.contract" not in out
+    assert "x32xf32, #gpu.address_space<workgroup>" not in out
+    wide = ir.attention((1, 2, 64, 256), (1, 2, 64, 256), (1, 2, 64, 256),
+                        elem="bf16", name="attn")
+    out = subprocess.run(
+        [os.path.join(os.environ.get("RPE_BUILD_DIR", "build"), "bin",
+                      "rpe-opt"), "-", "-rpe-gpu-attention=mma-registers=1"],
+        input=wide, capture_output=True, text=True, check=True).stdout
+    assert "nvvm.mma.sync" not in out and "vector.contract" in out

@@ -137,6 +137,21 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("With gpu-emulation: keys per tile of the GPU attention "
                      "kernel"),
       llvm::cl::init(8)};
+  PassOptions::Option<int64_t> gpuMmaBlockRows{
+      *this, "gpu-mma-block-rows",
+      llvm::cl::desc("With gpu-emulation: query rows per block of the "
+                     "tensor-core kernel"),
+      llvm::cl::init(64)};
+  PassOptions::Option<int64_t> gpuMmaTileK{
+      *this, "gpu-mma-tile-k",
+      llvm::cl::desc("With gpu-emulation: keys per tile of the tensor-core "
+                     "kernel"),
+      llvm::cl::init(32)};
+  PassOptions::Option<bool> gpuMmaRegisters{
+      *this, "gpu-mma-registers",
+      llvm::cl::desc("With gpu-emulation: the register-resident "
+                     "tensor-core kernel"),
+      llvm::cl::init(false)};
 };
 
 /// Options of `rpe-nvptx-pipeline`.
@@ -198,6 +213,12 @@ struct NVPTXPipelineOptions : public PassPipelineOptions<NVPTXPipelineOptions> {
       llvm::cl::desc("Keys per tile of the tensor-core attention kernel (a "
                      "multiple of 16)"),
       llvm::cl::init(32)};
+  PassOptions::Option<bool> mmaRegisters{
+      *this, "mma-registers",
+      llvm::cl::desc("The tensor-core attention kernel in the "
+                     "FlashAttention-2 form (D, Dv <= 128): scores, softmax "
+                     "and output in mma.sync fragments (registers)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of the kernels made from loops"),

@@ -24,6 +24,8 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -161,12 +163,18 @@ Value mlir::rpe::buildGPUScore(OpBuilder &b, Location l, AttentionOp op,
   }
   if (!op.getScoreMod().empty())
     s = inlineScoreMod(b, op.getScoreMod(), {s, b0, h, qPos, key});
-  Value masked =
-      arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, keyRaw, kEnd);
-  if (op.getCausal())
-    masked = arith::OrIOp::create(
-        b, l, masked,
-        arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, key, qPos));
+  Value masked;
+  if (kEnd)
+    masked =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, keyRaw, kEnd);
+  if (op.getCausal()) {
+    Value future =
+        arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, key, qPos);
+    masked = masked ? arith::OrIOp::create(b, l, masked, future).getResult()
+                    : future;
+  }
+  if (!masked)
+    return s;
   return arith::SelectOp::create(b, l, masked, f32Const(b, l, kNegInf), s);
 }
 
@@ -536,9 +544,9 @@ struct RPEGPUAttentionPass
   using CheckedOptionsPass::CheckedOptionsPass;
 
   GPUAttentionOptions getOptions() const {
-    return GPUAttentionOptions{blockRows,   tileK,      maxHeadDim,
-                               tensorCores, mmaThreads, mmaBlockRows,
-                               mmaTileK};
+    return GPUAttentionOptions{blockRows,   tileK,       maxHeadDim,
+                               tensorCores, mmaThreads,  mmaBlockRows,
+                               mmaTileK,    mmaRegisters};
   }
 
   LogicalResult checkOptions(
@@ -565,6 +573,7 @@ struct RPEGPUAttentionPass
     RewritePatternSet patterns(&getContext());
     populateRPEGPUAttentionPatterns(patterns, options);
     populateRPEGPUAttentionTensorCorePatterns(patterns, options);
+    populateRPEGPUAttentionRegisterPatterns(patterns, options);
     FailureOr<int64_t> rewritten =
         rewriteAttentionOps(getOperation(), std::move(patterns));
     if (failed(rewritten))

@@ -97,7 +97,7 @@ Value normalizeGPUOutput(OpBuilder &b, Location loc,
 /// A GPU kernel's score of (row, key): `s` (the scaled q·k, f32) plus the
 /// bias and `score_mod`, or -inf where the key is masked (`keyRaw >= kEnd`,
 /// causal). `key` is `keyRaw` clamped to a valid key, `qPos` the row's query
-/// position.
+/// position. A null `kEnd` says that the key is below the end (no test).
 Value buildGPUScore(OpBuilder &b, Location loc, AttentionOp op, Value s,
                     Value b0, Value h, Value row, Value qPos, Value keyRaw,
                     Value key, Value kEnd);

@@ -428,6 +428,11 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
            "Keys per tile of the tensor-core kernel (a multiple of 16; "
            "halved, once the block is down to 16 rows, while its workgroup "
            "memory exceeds 48 KiB)">,
+    Option<"mmaRegisters", "mma-registers", "bool", /*default=*/"false",
+           "The tensor-core kernel in the FlashAttention-2 form for D, Dv "
+           "<= 128: scores, softmax and output in mma.sync fragments "
+           "(registers), each warp owning 16 * mma-block-rows / (16 * "
+           "warps) query rows">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
@@ -435,6 +440,7 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect", "::mlir::affine::AffineDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
   ];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Attention ops made GPU kernels">,

@@ -51,6 +51,10 @@ struct GPUAttentionOptions {
   /// workgroup buffers exceed 48 KiB) and keys per tile (a multiple of 16).
   int64_t mmaBlockRows = 64;
   int64_t mmaTileK = 32;
+  /// The tensor-core kernel in the FlashAttention-2 form (D, Dv ≤ 128): the
+  /// scores, the softmax and the output in mma.sync fragments (registers),
+  /// warps owning query rows; off: S, P and O in workgroup memory.
+  bool mmaRegisters = false;
 };
 
 /// Checks the options; reports the first problem through `error`.
@@ -63,6 +67,14 @@ checkGPUAttentionOptions(const GPUAttentionOptions &options,
 /// matmuls are warp-level vector.contract on workgroup memory (tensor-core
 /// form); with `options.tensorCores` off, none.
 void populateRPEGPUAttentionTensorCorePatterns(
+    RewritePatternSet &patterns, const GPUAttentionOptions &options);
+
+/// Patterns rewriting f16 / bf16 rpe.attention with static head dimensions
+/// (D a multiple of 16, Dv of 8, both at most 128, no rel_values) into the
+/// register-resident tensor-core kernel (nvvm.mma.sync on fragments held in
+/// private memory indexed by constants; with mma-threads 1, its emulation
+/// by one thread per block); with `options.mmaRegisters` off, none.
+void populateRPEGPUAttentionRegisterPatterns(
     RewritePatternSet &patterns, const GPUAttentionOptions &options);
 
 /// Converts the tensor-core form's vector.transfer_read / contract /

@@ -1,0 +1,763 @@
+//===- GPUAttentionRegisters.cpp - register-resident tensor-core attention ===//
+//
+// f16 / bf16 rpe.attention -> gpu.launch over (query block, head, batch) in
+// the FlashAttention-2 structure: each warp owns 16·m query rows for the
+// whole kernel, and everything per row lives in the registers of the
+// m16n8k16 `mma.sync` fragments:
+//
+//   Q fragments    loaded once from global memory;
+//   per key tile   K and V staged in workgroup memory (rows padded by 8
+//                  elements: conflict-free fragment loads), then
+//                  S = Q·Kᵀ into f32 accumulator fragments, scale, bias,
+//                  score_mod and masks on the fragments, the row max over
+//                  the four lanes that share a row (two xor shuffles),
+//                  P = exp(S - m) in place, O *= alpha, and O += P·V with
+//                  P's A fragments taken straight from S's accumulators;
+//   at the end     the row sums over the four lanes, O / l to global memory.
+//
+// Fragment layout (PTX ISA, mma.m16n8k16 with .f16/.bf16): lane = 4·g + t;
+// A (16×16) element i at row g + 8·((i/2)%2), column 2t + i%2 + 8·(i/4); B
+// (16×8) element i at row 2t + i%2 + 8·(i/2), column g; C (16×8) element i at
+// row g + 8·(i/2), column 2t + i%2.
+//
+// "Registers" are private memory indexed by constants only (unrolled loops),
+// which LLVM promotes to registers. With one thread per block (the host
+// emulation), the thread plays every lane: each step between two exchanges
+// of data among lanes becomes a loop over the 32 lanes, registers are
+// indexed by lane as well, and mma.sync and the shuffles are computed from
+// the same fragment layout. The kernel logic (which lane holds which element)
+// is the same code in both forms. Nothing of size Lq×Lk exists.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rpe/Dialect/RPE/IR/RPEOps.h"
+#include "rpe/Dialect/RPE/Transforms/AttentionUtils.h"
+#include "rpe/Dialect/RPE/Transforms/Transforms.h"
+#include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
+#include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
+
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::rpe;
+
+namespace {
+
+constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+/// Elements of padding per staged K / V row (16 bytes): the fragment loads
+/// of the 8 rows a warp reads at once fall into different banks.
+constexpr int64_t kRowPad = 8;
+/// Static workgroup memory of a block without the opt-in.
+constexpr int64_t kStaticSharedBytes = 48 * 1024;
+
+/// A lane of a warp and its fragment coordinates (lane = 4·g + t).
+struct Lane {
+  Value id, g, t;
+};
+
+/// A per-lane array of `size` registers: SSA values on the GPU (loops carry
+/// them), private memory of 32·size elements indexed by lane in the
+/// emulation.
+struct Registers {
+  Value memory;
+  int64_t size = 0;
+  SmallVector<Value> values;
+};
+
+/// The value of fragment element `i` as seen by lane `lane`: `i` is a
+/// constant on the GPU (`at` its value), a loop index in the emulation
+/// (`at` -1).
+using Fragment = std::function<Value(OpBuilder &, Location, const Lane &,
+                                     Value i, int64_t at)>;
+/// Fragment elements i and i + 1 (i even) as one vector<2x...> load, where
+/// they are adjacent in memory (the GPU form only).
+using FragmentPair =
+    std::function<Value(OpBuilder &, Location, const Lane &, int64_t i)>;
+
+/// Emits warp-level code either for a real warp (one lane per thread) or
+/// for the host emulation (one thread plays the 32 lanes in turn).
+class WarpBuilder {
+public:
+  WarpBuilder(bool emulate, Value laneId, Type elem)
+      : emulate(emulate), laneId(laneId), elem(elem) {}
+
+  Lane lane(OpBuilder &b, Location l, Value id) const {
+    Value four = indexConst(b, l, 4);
+    return {id, arith::DivUIOp::create(b, l, id, four),
+            arith::RemUIOp::create(b, l, id, four)};
+  }
+
+  /// body(lane) for every lane of the warp: the lane's own thread on the
+  /// GPU, a loop over the lanes in the emulation.
+  void
+  perLane(OpBuilder &b, Location l,
+          function_ref<void(OpBuilder &, Location, const Lane &)> body) const {
+    if (!emulate)
+      return body(b, l, lane(b, l, laneId));
+    scf::ForOp::create(b, l, indexConst(b, l, 0), indexConst(b, l, 32),
+                       indexConst(b, l, 1), ValueRange{},
+                       [&](OpBuilder &nb, Location nl, Value id, ValueRange) {
+                         body(nb, nl, lane(nb, nl, id));
+                         scf::YieldOp::create(nb, nl);
+                       });
+  }
+
+  bool emulated() const { return emulate; }
+
+  /// Register `offset + i` of `lane` (`at`: i's value on the GPU).
+  Value load(OpBuilder &b, Location l, const Registers &r, const Lane &lane,
+             int64_t offset, Value i, int64_t at) const {
+    if (!emulate)
+      return r.values[offset + at];
+    Value index = arith::AddIOp::create(
+        b, l, arith::MulIOp::create(b, l, lane.id, indexConst(b, l, r.size)),
+        arith::AddIOp::create(b, l, i, indexConst(b, l, offset)));
+    return memref::LoadOp::create(b, l, r.memory, index);
+  }
+  Value load(OpBuilder &b, Location l, const Registers &r, const Lane &lane,
+             int64_t i) const {
+    return load(b, l, r, lane, i, indexConst(b, l, 0), 0);
+  }
+  void store(OpBuilder &b, Location l, Value x, Registers &r, const Lane &lane,
+             int64_t i) const {
+    if (!emulate) {
+      r.values[i] = x;
+      return;
+    }
+    Value index = arith::AddIOp::create(
+        b, l, arith::MulIOp::create(b, l, lane.id, indexConst(b, l, r.size)),
+        indexConst(b, l, i));
+    memref::StoreOp::create(b, l, x, r.memory, index);
+  }
+
+  /// Registers [c, c + 4) of `acc` += A · B (m16n8k16, f32 accumulation),
+  /// A and B given by their fragments.
+  void mma(OpBuilder &b, Location l, const Fragment &a, const Fragment &bFrag,
+           Registers &acc, int64_t c,
+           const FragmentPair &bPairs = nullptr) const {
+    if (emulate)
+      return emulatedMma(b, l, a, bFrag, acc, c);
+    MLIRContext *ctx = b.getContext();
+    Lane me = lane(b, l, laneId);
+    Type f32 = b.getF32Type(), i32 = b.getI32Type();
+    auto pack = [&](const Fragment &f, int64_t i,
+                    const FragmentPair &pairs = nullptr) -> Value {
+      Value pair =
+          pairs ? pairs(b, l, me, i)
+                : vector::FromElementsOp::create(
+                      b, l, VectorType::get({2}, elem),
+                      ValueRange{f(b, l, me, indexConst(b, l, i), i),
+                                 f(b, l, me, indexConst(b, l, i + 1), i + 1)})
+                      .getResult();
+      // nvvm.mma.sync takes f16 pairs as vector<2xf16>, bf16 ones as i32.
+      return elem.isF16() ? pair : LLVM::BitcastOp::create(b, l, i32, pair);
+    };
+    SmallVector<Value> aRegs, bRegs, cRegs;
+    for (int64_t i = 0; i < 8; i += 2)
+      aRegs.push_back(pack(a, i));
+    for (int64_t i = 0; i < 4; i += 2)
+      bRegs.push_back(pack(bFrag, i, bPairs));
+    for (int64_t i = 0; i < 4; ++i)
+      cRegs.push_back(load(b, l, acc, me, c + i));
+    NVVM::MMATypes type =
+        elem.isF16() ? NVVM::MMATypes::f16 : NVVM::MMATypes::bf16;
+    auto result = LLVM::LLVMStructType::getLiteral(ctx, {f32, f32, f32, f32});
+    auto op = NVVM::MmaOp::create(
+        b, l, result, aRegs, bRegs, cRegs, ArrayRef<int64_t>{16, 8, 16},
+        std::nullopt, std::nullopt, std::array<NVVM::MMATypes, 2>{type, type},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    for (int64_t i = 0; i < 4; ++i)
+      store(b, l, LLVM::ExtractValueOp::create(b, l, op, ArrayRef<int64_t>{i}),
+            acc, me, c + i);
+  }
+
+  /// Every lane's registers `idx` become the max (or sum) over the four
+  /// lanes that hold the same rows (lanes 4g .. 4g + 3), in the butterfly
+  /// order of two xor shuffles.
+  void quadReduce(OpBuilder &b, Location l, Registers &r, ArrayRef<int64_t> idx,
+                  bool isMax) const {
+    auto combine = [&](OpBuilder &cb, Value x, Value y) -> Value {
+      if (isMax)
+        return arith::MaximumFOp::create(cb, l, x, y);
+      return arith::AddFOp::create(cb, l, x, y);
+    };
+    if (!emulate) {
+      Lane me = lane(b, l, laneId);
+      for (int64_t i : idx) {
+        Value x = load(b, l, r, me, i);
+        for (int64_t offset : {1, 2})
+          x = combine(b, x,
+                      gpu::ShuffleOp::create(b, l, x, offset, /*width=*/32,
+                                             gpu::ShuffleMode::XOR)
+                          .getShuffleResult());
+        store(b, l, x, r, me, i);
+      }
+      return;
+    }
+    scf::ForOp::create(
+        b, l, indexConst(b, l, 0), indexConst(b, l, 32), indexConst(b, l, 4),
+        ValueRange{}, [&](OpBuilder &nb, Location nl, Value base, ValueRange) {
+          SmallVector<Lane> quad;
+          for (int64_t j = 0; j < 4; ++j)
+            quad.push_back(lane(
+                nb, nl,
+                arith::AddIOp::create(nb, nl, base, indexConst(nb, nl, j))));
+          for (int64_t i : idx) {
+            SmallVector<Value> x;
+            for (const Lane &q : quad)
+              x.push_back(load(nb, nl, r, q, i));
+            Value all =
+                combine(nb, combine(nb, x[0], x[1]), combine(nb, x[2], x[3]));
+            for (const Lane &q : quad)
+              store(nb, nl, all, r, q, i);
+          }
+          scf::YieldOp::create(nb, nl);
+        });
+  }
+
+private:
+  /// The emulation's mma: every lane's four accumulators from the A and B
+  /// elements the fragment layout places in other lanes.
+  void emulatedMma(OpBuilder &b, Location l, const Fragment &a,
+                   const Fragment &bFrag, Registers &acc, int64_t c) const {
+    Type f32 = b.getF32Type();
+    perLane(b, l, [&](OpBuilder &lb, Location ll, const Lane &me) {
+      for (int64_t i = 0; i < 4; ++i) {
+        int64_t half = i / 2;
+        // Column 2t + i%2 of row g + 8·half.
+        Value col = arith::AddIOp::create(
+            lb, ll, arith::MulIOp::create(lb, ll, me.t, indexConst(lb, ll, 2)),
+            indexConst(lb, ll, i % 2));
+        auto kLoop = scf::ForOp::create(
+            lb, ll, indexConst(lb, ll, 0), indexConst(lb, ll, 16),
+            indexConst(lb, ll, 1), ValueRange{load(lb, ll, acc, me, c + i)},
+            [&](OpBuilder &kb, Location kl, Value k, ValueRange it) {
+              auto ci = [&](int64_t n) { return indexConst(kb, kl, n); };
+              // k = 8·hi + 2·tk + lo.
+              Value lo = arith::RemUIOp::create(kb, kl, k, ci(2));
+              Value tk = arith::DivUIOp::create(
+                  kb, kl, arith::RemUIOp::create(kb, kl, k, ci(8)), ci(2));
+              Value hi = arith::DivUIOp::create(kb, kl, k, ci(8));
+              // A[g + 8·half][k]: lane 4g + tk, element lo + 2·half + 4·hi.
+              Value aLane = arith::AddIOp::create(
+                  kb, kl, arith::MulIOp::create(kb, kl, me.g, ci(4)), tk);
+              Value aIdx = arith::AddIOp::create(
+                  kb, kl, arith::AddIOp::create(kb, kl, lo, ci(2 * half)),
+                  arith::MulIOp::create(kb, kl, hi, ci(4)));
+              // B[k][col]: lane 4·col + tk, element lo + 2·hi.
+              Value bLane = arith::AddIOp::create(
+                  kb, kl, arith::MulIOp::create(kb, kl, col, ci(4)), tk);
+              Value bIdx = arith::AddIOp::create(
+                  kb, kl, lo, arith::MulIOp::create(kb, kl, hi, ci(2)));
+              Value x = arith::ExtFOp::create(
+                  kb, kl, f32, a(kb, kl, lane(kb, kl, aLane), aIdx, -1));
+              Value y = arith::ExtFOp::create(
+                  kb, kl, f32, bFrag(kb, kl, lane(kb, kl, bLane), bIdx, -1));
+              scf::YieldOp::create(
+                  kb, kl,
+                  ValueRange{arith::AddFOp::create(
+                      kb, kl, it[0], arith::MulFOp::create(kb, kl, x, y))});
+            });
+        store(lb, ll, kLoop.getResult(0), acc, me, c + i);
+      }
+    });
+  }
+
+  bool emulate;
+  Value laneId;
+  Type elem;
+};
+
+/// for (idx = tx; idx < count·width; idx += step) body(idx / width,
+/// idx % width).
+void forShared(OpBuilder &b, Location l, Value tx, Value step, int64_t count,
+               int64_t width,
+               function_ref<void(OpBuilder &, Location, Value, Value)> fn) {
+  scf::ForOp::create(b, l, tx, indexConst(b, l, count * width), step,
+                     ValueRange{},
+                     [&](OpBuilder &nb, Location nl, Value idx, ValueRange) {
+                       Value w = indexConst(nb, nl, width);
+                       fn(nb, nl, arith::DivUIOp::create(nb, nl, idx, w),
+                          arith::RemUIOp::create(nb, nl, idx, w));
+                       scf::YieldOp::create(nb, nl);
+                     });
+}
+
+/// The shape of a register-resident block.
+struct RegisterBlock {
+  /// Warps per block (1 in the emulation), 16-row tiles per warp, keys per
+  /// tile; warps 0 when `op` is not for this kernel.
+  int64_t warps = 0, mTiles = 0, tileK = 0;
+};
+
+RegisterBlock registerBlock(AttentionOp op, const GPUAttentionOptions &o) {
+  if (!o.tensorCores || !o.mmaRegisters || op.getRelValues())
+    return {};
+  auto qType = cast<RankedTensorType>(op.getQ().getType());
+  auto kType = cast<RankedTensorType>(op.getK().getType());
+  auto vType = cast<RankedTensorType>(op.getV().getType());
+  Type elem = qType.getElementType();
+  if (!(elem.isF16() || elem.isBF16()) || kType.getElementType() != elem ||
+      vType.getElementType() != elem)
+    return {};
+  int64_t d = qType.getDimSize(3), dv = vType.getDimSize(3);
+  // D = 256 needs more registers than a thread has (Q, S and O): the
+  // shared-memory kernel takes it.
+  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % 16 ||
+      dv % 8 || d == 0 || dv == 0 || d > 128 || dv > 128)
+    return {};
+  RegisterBlock block;
+  int64_t tiles = o.mmaBlockRows / 16;
+  block.warps = o.mmaThreads == 1 ? 1 : std::min(o.mmaThreads / 32, tiles);
+  while (tiles % block.warps)
+    --block.warps;
+  block.mTiles = tiles / block.warps;
+  // S and O together stay within the registers of a thread (ptxas: no
+  // spills at D = 128 with 32 keys, at D = 64 with 64).
+  block.tileK =
+      std::max(d, dv) > 64 ? std::min<int64_t>(o.mmaTileK, 32) : o.mmaTileK;
+  auto bytes = [&] { return block.tileK * (d + dv + 2 * kRowPad) * 2; };
+  while (block.tileK > 16 && bytes() > kStaticSharedBytes)
+    block.tileK /= 2;
+  return block;
+}
+
+struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
+  GPUAttentionRegisters(MLIRContext *ctx, const GPUAttentionOptions &options)
+      : OpRewritePattern(ctx, /*benefit=*/3), options(options) {}
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    RegisterBlock block = registerBlock(op, options);
+    if (block.warps == 0)
+      return rewriter.notifyMatchFailure(
+          op, "not for the register-resident tensor-core kernel");
+    hoistToeplitzTerms(rewriter, op);
+
+    Location loc = op.getLoc();
+    MLIRContext *ctx = rewriter.getContext();
+    Value q = op.getQ(), k = op.getK(), v = op.getV();
+    Type elementType = op.getResult().getType().getElementType();
+    Type elem = cast<RankedTensorType>(q.getType()).getElementType();
+    Type f32 = rewriter.getF32Type();
+    int64_t d = cast<RankedTensorType>(q.getType()).getDimSize(3);
+    int64_t dv = cast<RankedTensorType>(v.getType()).getDimSize(3);
+    bool emulate = options.mmaThreads == 1;
+    int64_t mTiles = block.mTiles, tileK = block.tileK;
+    int64_t warpRows = 16 * mTiles, rows = warpRows * block.warps;
+    int64_t kChunks = d / 16, sTiles = tileK / 8, oTiles = dv / 8;
+    int64_t pChunks = tileK / 16;
+
+    AttentionSizes dims = getAttentionSizes(rewriter, op);
+    Value one = indexConst(rewriter, loc, 1);
+    Value rowsC = indexConst(rewriter, loc, rows);
+    Value numBlocks = arith::CeilDivUIOp::create(rewriter, loc, dims.lq, rowsC);
+    GPUKernelFrame frame = beginGPUKernel(rewriter, op, dims, numBlocks);
+
+    auto space = [&](gpu::AddressSpace s, ArrayRef<int64_t> shape, Type type) {
+      return MemRefType::get(shape, type, MemRefLayoutAttrInterface(),
+                             gpu::AddressSpaceAttr::get(ctx, s));
+    };
+    // Registers: Q fragments [m][kc][8], S / P [m][n][4], O [m][n][4], and
+    // per row half [m][2]: running max, partial sum, tile max. The
+    // emulation keeps every lane's in private memory.
+    int64_t qSize = mTiles * kChunks * 8, sSize = mTiles * sTiles * 4,
+            oSize = mTiles * oTiles * 4, statSize = mTiles * 2;
+    SmallVector<int64_t> sizes = {qSize,    sSize,    oSize,
+                                  statSize, statSize, statSize};
+    SmallVector<Type> privateTypes;
+    if (emulate)
+      for (auto [i, size] : llvm::enumerate(sizes))
+        privateTypes.push_back(space(gpu::AddressSpace::Private, {32 * size},
+                                     i == 0 ? elem : f32));
+    SmallVector<Type> workgroupTypes = {
+        space(gpu::AddressSpace::Workgroup, {tileK, d + kRowPad}, elem),
+        space(gpu::AddressSpace::Workgroup, {tileK, dv + kRowPad}, elem)};
+    Value threadsC = indexConst(rewriter, loc, emulate ? 1 : 32 * block.warps);
+    auto launch = gpu::LaunchOp::create(
+        rewriter, loc, numBlocks, dims.heads, dims.batch, threadsC, one, one,
+        /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+        /*asyncDependencies=*/{}, workgroupTypes, privateTypes);
+    Block &body = launch.getBody().front();
+    rewriter.setInsertionPointToStart(&body);
+    ArrayRef<BlockArgument> wg = launch.getWorkgroupAttributions();
+    ArrayRef<BlockArgument> priv = launch.getPrivateAttributions();
+    Value ks = wg[0], vs = wg[1];
+    SmallVector<Registers> regs;
+    for (auto [i, size] : llvm::enumerate(sizes))
+      regs.push_back(Registers{emulate ? Value(priv[i]) : Value(), size,
+                               SmallVector<Value>(emulate ? 0 : size)});
+    Registers &qRegs = regs[0], &sRegs = regs[1], &oRegs = regs[2],
+              &mRegs = regs[3], &lRegs = regs[4], &tileMax = regs[5];
+
+    gpu::KernelDim3 blockIds = launch.getBlockIds();
+    Value tx = launch.getThreadIds().x;
+    Value step = launch.getBlockSize().x;
+    Value b0 = blockIds.z, h = blockIds.y;
+    Value row0 = arith::MulIOp::create(rewriter, loc, blockIds.x, rowsC);
+    Value lastRow = arith::SubIOp::create(rewriter, loc, dims.lq, one);
+    Value hk = arith::DivUIOp::create(rewriter, loc, h, dims.group);
+    Value laneId = arith::RemUIOp::create(rewriter, loc, tx,
+                                          indexConst(rewriter, loc, 32));
+    Value warpId = arith::DivUIOp::create(rewriter, loc, tx,
+                                          indexConst(rewriter, loc, 32));
+    Value warpRow0 = arith::AddIOp::create(
+        rewriter, loc, row0,
+        arith::MulIOp::create(rewriter, loc, warpId,
+                              indexConst(rewriter, loc, warpRows)));
+    Value kEnd = buildGPUBlockKeyEnd(rewriter, loc, op, dims, b0, row0, rowsC);
+    Value lastKey = arith::SubIOp::create(rewriter, loc, kEnd, one);
+    WarpBuilder warp(emulate, laneId, elem);
+
+    // Row `half` (0: g, 1: g + 8) of m-tile `m` of this warp.
+    auto rowOf = [&](OpBuilder &b, Location l, const Lane &lane, int64_t m,
+                     Value half) {
+      Value r = arith::AddIOp::create(
+          b, l, warpRow0,
+          arith::AddIOp::create(b, l, lane.g, indexConst(b, l, 16 * m)));
+      return arith::AddIOp::create(
+          b, l, r, arith::MulIOp::create(b, l, half, indexConst(b, l, 8)));
+    };
+    auto add = [](OpBuilder &b, Location l, Value x, Value y) -> Value {
+      return arith::AddIOp::create(b, l, x, y);
+    };
+    auto mul = [](OpBuilder &b, Location l, Value x, int64_t c) -> Value {
+      return arith::MulIOp::create(b, l, x, indexConst(b, l, c));
+    };
+
+    // O = 0, m = -inf, l = 0; the Q fragments (rows past Lq repeat the
+    // last row).
+    warp.perLane(rewriter, loc, [&](OpBuilder &b, Location l, const Lane &me) {
+      for (int64_t i = 0; i < oSize; ++i)
+        warp.store(b, l, f32Const(b, l, 0.0), oRegs, me, i);
+      for (int64_t i = 0; i < statSize; ++i) {
+        warp.store(b, l, f32Const(b, l, kNegInf), mRegs, me, i);
+        warp.store(b, l, f32Const(b, l, 0.0), lRegs, me, i);
+      }
+      for (int64_t m = 0; m < mTiles; ++m)
+        for (int64_t half = 0; half < 2; ++half) {
+          Value row = arith::MinUIOp::create(
+              b, l, rowOf(b, l, me, m, indexConst(b, l, half)), lastRow);
+          for (int64_t kc = 0; kc < kChunks; ++kc)
+            for (int64_t i = 0; i < 8; ++i) {
+              if ((i / 2) % 2 != half)
+                continue;
+              Value col = add(b, l, mul(b, l, me.t, 2),
+                              indexConst(b, l, 16 * kc + i % 2 + 8 * (i / 4)));
+              Value x = tensor::ExtractOp::create(b, l, q,
+                                                  ValueRange{b0, h, row, col});
+              warp.store(b, l, x, qRegs, me, (m * kChunks + kc) * 8 + i);
+            }
+        }
+    });
+
+    // On the GPU the key loop carries O, m and l.
+    SmallVector<Registers *> carried = {&oRegs, &mRegs, &lRegs};
+    SmallVector<Value> init;
+    if (!emulate)
+      for (Registers *r : carried)
+        llvm::append_range(init, r->values);
+    auto keyLoop = scf::ForOp::create(
+        rewriter, loc, indexConst(rewriter, loc, 0), kEnd,
+        indexConst(rewriter, loc, tileK), init,
+        [&](OpBuilder &b, Location l, Value k0, ValueRange iterArgs) {
+          for (Registers *r : carried)
+            for (Value &x : r->values) {
+              x = iterArgs.front();
+              iterArgs = iterArgs.drop_front();
+            }
+          // Stage the key and value tiles; keys past kEnd repeat the last
+          // key (their scores are masked, their p is 0).
+          gpu::BarrierOp::create(b, l);
+          auto stage = [&](Value src, Value tile, int64_t width) {
+            forShared(
+                b, l, tx, step, tileK, width,
+                [&](OpBuilder &nb, Location nl, Value j, Value c) {
+                  Value key = arith::MinUIOp::create(nb, nl, add(nb, nl, k0, j),
+                                                     lastKey);
+                  Value x = tensor::ExtractOp::create(
+                      nb, nl, src, ValueRange{b0, hk, key, c});
+                  memref::StoreOp::create(nb, nl, x, tile, ValueRange{j, c});
+                });
+          };
+          stage(k, ks, d);
+          stage(v, vs, dv);
+          gpu::BarrierOp::create(b, l);
+
+          // S = Q · Kᵀ: B[kk][n] = K[8·nt + n][16·kc + kk].
+          for (int64_t nt = 0; nt < sTiles; ++nt)
+            for (int64_t kc = 0; kc < kChunks; ++kc) {
+              Fragment kFrag = [&, nt, kc](OpBuilder &fb, Location fl,
+                                           const Lane &lane, Value i, int64_t) {
+                Value lo =
+                    arith::RemUIOp::create(fb, fl, i, indexConst(fb, fl, 2));
+                Value hi =
+                    arith::DivUIOp::create(fb, fl, i, indexConst(fb, fl, 2));
+                Value col = add(fb, fl, add(fb, fl, mul(fb, fl, lane.t, 2), lo),
+                                add(fb, fl, mul(fb, fl, hi, 8),
+                                    indexConst(fb, fl, 16 * kc)));
+                Value key = add(fb, fl, lane.g, indexConst(fb, fl, 8 * nt));
+                return memref::LoadOp::create(fb, fl, ks, ValueRange{key, col})
+                    .getResult();
+              };
+              // Elements 2j and 2j + 1: K[8·nt + g][16·kc + 2t + 8j + {0, 1}],
+              // one aligned 32-bit load.
+              FragmentPair kPairs = [&, nt, kc](OpBuilder &fb, Location fl,
+                                                const Lane &lane, int64_t i) {
+                Value col = add(fb, fl, mul(fb, fl, lane.t, 2),
+                                indexConst(fb, fl, 16 * kc + 8 * (i / 2)));
+                Value key = add(fb, fl, lane.g, indexConst(fb, fl, 8 * nt));
+                return vector::LoadOp::create(
+                           fb, fl, VectorType::get({2}, elem), ks,
+                           ValueRange{key, col},
+                           /*nontemporal=*/false, llvm::MaybeAlign(4))
+                    .getResult();
+              };
+              for (int64_t m = 0; m < mTiles; ++m) {
+                int64_t c = (m * sTiles + nt) * 4;
+                if (kc == 0)
+                  warp.perLane(b, l,
+                               [&](OpBuilder &zb, Location zl, const Lane &me) {
+                                 for (int64_t i = 0; i < 4; ++i)
+                                   warp.store(zb, zl, f32Const(zb, zl, 0.0),
+                                              sRegs, me, c + i);
+                               });
+                Fragment qFrag = [&, m, kc](OpBuilder &fb, Location fl,
+                                            const Lane &lane, Value i,
+                                            int64_t at) {
+                  return warp.load(fb, fl, qRegs, lane, (m * kChunks + kc) * 8,
+                                   i, at);
+                };
+                warp.mma(b, l, qFrag, kFrag, sRegs, c, kPairs);
+              }
+            }
+
+          // Scores (scale, bias, score_mod, masks) and each row's tile max.
+          // A full tile (k0 + tileK <= kEnd: every tile but the last) reads
+          // its keys unclamped and tests only the causal mask.
+          auto scores = [&](OpBuilder &sb0, Location sl0, bool full) {
+            warp.perLane(
+                sb0, sl0, [&](OpBuilder &sb, Location sl, const Lane &me) {
+                  for (int64_t m = 0; m < mTiles; ++m)
+                    for (int64_t half = 0; half < 2; ++half) {
+                      Value rowC = arith::MinUIOp::create(
+                          sb, sl,
+                          rowOf(sb, sl, me, m, indexConst(sb, sl, half)),
+                          lastRow);
+                      Value qPos =
+                          buildQueryPosition(sb, sl, rowC, op.getQOffset());
+                      Value mx = f32Const(sb, sl, kNegInf);
+                      for (int64_t nt = 0; nt < sTiles; ++nt)
+                        for (int64_t lo = 0; lo < 2; ++lo) {
+                          int64_t c = (m * sTiles + nt) * 4 + 2 * half + lo;
+                          Value keyRaw =
+                              add(sb, sl, k0,
+                                  add(sb, sl, mul(sb, sl, me.t, 2),
+                                      indexConst(sb, sl, 8 * nt + lo)));
+                          Value key = full ? keyRaw
+                                           : arith::MinUIOp::create(
+                                                 sb, sl, keyRaw, lastKey)
+                                                 .getResult();
+                          Value dot = warp.load(sb, sl, sRegs, me, c);
+                          Value s = buildGPUScore(
+                              sb, sl, op,
+                              arith::MulFOp::create(sb, sl, dot, dims.scale),
+                              b0, h, rowC, qPos, keyRaw, key,
+                              full ? Value() : kEnd);
+                          warp.store(sb, sl, s, sRegs, me, c);
+                          mx = arith::MaximumFOp::create(sb, sl, mx, s);
+                        }
+                      warp.store(sb, sl, mx, tileMax, me, 2 * m + half);
+                    }
+                });
+          };
+          Value full = arith::CmpIOp::create(
+              b, l, arith::CmpIPredicate::ule,
+              add(b, l, k0, indexConst(b, l, tileK)), kEnd);
+          SmallVector<Registers *> scored = {&sRegs, &tileMax};
+          SmallVector<Type> scoredTypes;
+          if (!emulate)
+            scoredTypes.assign(sSize + statSize, f32);
+          auto ifFull = scf::IfOp::create(b, l, scoredTypes, full,
+                                          /*withElseRegion=*/true);
+          SmallVector<Value> before;
+          for (Registers *r : scored)
+            llvm::append_range(before, r->values);
+          for (bool isFull : {true, false}) {
+            Block *block = isFull ? ifFull.thenBlock() : ifFull.elseBlock();
+            OpBuilder bb = OpBuilder::atBlockBegin(block);
+            if (block->mightHaveTerminator())
+              bb.setInsertionPoint(block->getTerminator());
+            // Each branch starts from the dot products.
+            ArrayRef<Value> start = before;
+            for (Registers *r : scored)
+              for (Value &x : r->values) {
+                x = start.front();
+                start = start.drop_front();
+              }
+            scores(bb, l, isFull);
+            if (!emulate) {
+              SmallVector<Value> yielded;
+              for (Registers *r : scored)
+                llvm::append_range(yielded, r->values);
+              scf::YieldOp::create(bb, l, yielded);
+            }
+          }
+          ValueRange scoredValues = ifFull.getResults();
+          for (Registers *r : scored)
+            for (Value &x : r->values) {
+              x = scoredValues.front();
+              scoredValues = scoredValues.drop_front();
+            }
+          SmallVector<int64_t> statIdx;
+          for (int64_t i = 0; i < statSize; ++i)
+            statIdx.push_back(i);
+          warp.quadReduce(b, l, tileMax, statIdx, /*isMax=*/true);
+
+          // m' = max(m, tile max); alpha = exp(m - m') (0 while nothing was
+          // seen); p = exp(s - m') with m' = 0 while every key is masked;
+          // l = alpha·l + this lane's p; O *= alpha.
+          warp.perLane(b, l, [&](OpBuilder &sb, Location sl, const Lane &me) {
+            Value negInf = f32Const(sb, sl, kNegInf);
+            Value zeroF = f32Const(sb, sl, 0.0);
+            for (int64_t m = 0; m < mTiles; ++m)
+              for (int64_t half = 0; half < 2; ++half) {
+                int64_t stat = 2 * m + half;
+                Value mOld = warp.load(sb, sl, mRegs, me, stat);
+                Value mNew = arith::MaximumFOp::create(
+                    sb, sl, mOld, warp.load(sb, sl, tileMax, me, stat));
+                Value alpha = arith::SelectOp::create(
+                    sb, sl,
+                    arith::CmpFOp::create(sb, sl, arith::CmpFPredicate::OEQ,
+                                          mOld, negInf),
+                    zeroF,
+                    math::ExpOp::create(
+                        sb, sl, arith::SubFOp::create(sb, sl, mOld, mNew)));
+                Value mSafe = arith::SelectOp::create(
+                    sb, sl,
+                    arith::CmpFOp::create(sb, sl, arith::CmpFPredicate::OEQ,
+                                          mNew, negInf),
+                    zeroF, mNew);
+                Value sum = arith::MulFOp::create(
+                    sb, sl, alpha, warp.load(sb, sl, lRegs, me, stat));
+                for (int64_t nt = 0; nt < sTiles; ++nt)
+                  for (int64_t lo = 0; lo < 2; ++lo) {
+                    int64_t c = (m * sTiles + nt) * 4 + 2 * half + lo;
+                    Value p = math::ExpOp::create(
+                        sb, sl,
+                        arith::SubFOp::create(
+                            sb, sl, warp.load(sb, sl, sRegs, me, c), mSafe));
+                    warp.store(sb, sl, p, sRegs, me, c);
+                    sum = arith::AddFOp::create(sb, sl, sum, p);
+                  }
+                for (int64_t nt = 0; nt < oTiles; ++nt)
+                  for (int64_t lo = 0; lo < 2; ++lo) {
+                    int64_t c = (m * oTiles + nt) * 4 + 2 * half + lo;
+                    warp.store(
+                        sb, sl,
+                        arith::MulFOp::create(sb, sl, alpha,
+                                              warp.load(sb, sl, oRegs, me, c)),
+                        oRegs, me, c);
+                  }
+                warp.store(sb, sl, mNew, mRegs, me, stat);
+                warp.store(sb, sl, sum, lRegs, me, stat);
+              }
+          });
+
+          // O += P · V: P's A fragment of key chunk pc is S's accumulators
+          // of key tiles 2·pc and 2·pc + 1 (element i: tile 2·pc + i/4,
+          // register i%4), as f16 / bf16; B[kk][n] = V[16·pc + kk][8·nt + n].
+          for (int64_t nt = 0; nt < oTiles; ++nt)
+            for (int64_t pc = 0; pc < pChunks; ++pc) {
+              Fragment vFrag = [&, nt, pc](OpBuilder &fb, Location fl,
+                                           const Lane &lane, Value i, int64_t) {
+                Value lo =
+                    arith::RemUIOp::create(fb, fl, i, indexConst(fb, fl, 2));
+                Value hi =
+                    arith::DivUIOp::create(fb, fl, i, indexConst(fb, fl, 2));
+                Value key = add(fb, fl, add(fb, fl, mul(fb, fl, lane.t, 2), lo),
+                                add(fb, fl, mul(fb, fl, hi, 8),
+                                    indexConst(fb, fl, 16 * pc)));
+                Value col = add(fb, fl, lane.g, indexConst(fb, fl, 8 * nt));
+                return memref::LoadOp::create(fb, fl, vs, ValueRange{key, col})
+                    .getResult();
+              };
+              for (int64_t m = 0; m < mTiles; ++m) {
+                Fragment pFrag = [&, m, pc](OpBuilder &fb, Location fl,
+                                            const Lane &lane, Value i,
+                                            int64_t at) {
+                  Value p = warp.load(fb, fl, sRegs, lane,
+                                      (m * sTiles + 2 * pc) * 4, i, at);
+                  return arith::TruncFOp::create(fb, fl, elem, p).getResult();
+                };
+                warp.mma(b, l, pFrag, vFrag, oRegs, (m * oTiles + nt) * 4);
+              }
+            }
+          SmallVector<Value> next;
+          for (Registers *r : carried)
+            llvm::append_range(next, r->values);
+          scf::YieldOp::create(b, l, next);
+        });
+    ValueRange results = keyLoop.getResults();
+    for (Registers *r : carried)
+      for (Value &x : r->values) {
+        x = results.front();
+        results = results.drop_front();
+      }
+
+    // l over the row's four lanes; out = O / l (0 for a row that saw no
+    // key), rows below Lq only.
+    SmallVector<int64_t> statIdx;
+    for (int64_t i = 0; i < statSize; ++i)
+      statIdx.push_back(i);
+    warp.quadReduce(rewriter, loc, lRegs, statIdx, /*isMax=*/false);
+    warp.perLane(rewriter, loc, [&](OpBuilder &b, Location l, const Lane &me) {
+      for (int64_t m = 0; m < mTiles; ++m)
+        for (int64_t half = 0; half < 2; ++half) {
+          Value row = rowOf(b, l, me, m, indexConst(b, l, half));
+          Value active = arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult,
+                                               row, dims.lq);
+          auto store = scf::IfOp::create(b, l, active,
+                                         /*withElseRegion=*/false);
+          OpBuilder sb = OpBuilder::atBlockBegin(store.thenBlock());
+          GPURowNormalizer norm = buildGPURowNormalizer(
+              sb, l, warp.load(sb, l, lRegs, me, 2 * m + half));
+          for (int64_t nt = 0; nt < oTiles; ++nt)
+            for (int64_t lo = 0; lo < 2; ++lo) {
+              Value acc = warp.load(sb, l, oRegs, me,
+                                    (m * oTiles + nt) * 4 + 2 * half + lo);
+              Value col = add(sb, l, mul(sb, l, me.t, 2),
+                              indexConst(sb, l, 8 * nt + lo));
+              memref::StoreOp::create(
+                  sb, l, normalizeGPUOutput(sb, l, norm, acc, elementType),
+                  frame.out, ValueRange{b0, h, row, col});
+            }
+        }
+    });
+    finishGPUKernel(rewriter, op, body, frame);
+    return success();
+  }
+
+  GPUAttentionOptions options;
+};
+
+} // namespace
+
+void mlir::rpe::populateRPEGPUAttentionRegisterPatterns(
+    RewritePatternSet &patterns, const GPUAttentionOptions &options) {
+  if (options.tensorCores && options.mmaRegisters)
+    patterns.add<GPUAttentionRegisters>(patterns.getContext(), options);
+}

@@ -1,0 +1,82 @@
+// RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-threads=128" -canonicalize -split-input-file | FileCheck %s
+// RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-threads=1" -canonicalize -split-input-file | FileCheck %s --check-prefix=EMU
+// RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1" -split-input-file | FileCheck %s --check-prefix=NOLXL
+
+// f16 T5-biased causal GQA attention at L = 4096 as the register-resident
+// tensor-core kernel: 4 warps of 16 rows (64-row blocks, 128 threads); the
+// only workgroup memory is the K and V tile (rows padded by 8 elements);
+// the key loop carries O (16 rows × 64 columns over a warp: 32 f32 per
+// lane), the row maxima and the sums (2 each) as SSA values.
+// NOLXL-NOT: 4096x4096
+// CHECK-LABEL: func.func @t5_causal_gqa_f16
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c64, %{{.*}} = %c8, %{{.*}} = %c1) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%[[KS:.*]] : memref<32x72xf16, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<32x72xf16, #gpu.address_space<workgroup>>) {
+// CHECK-NOT: private(
+// Q's fragments: read once, before the key loop.
+// CHECK: tensor.extract %{{.*}} : tensor<1x8x4096x64xf16>
+// CHECK: scf.for %[[K0:.*]] = %c0 to %{{.*}} step %c32 iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: gpu.barrier
+// CHECK: memref.store %{{.*}}, %[[KS]]
+// CHECK: memref.store %{{.*}}, %[[VS]]
+// CHECK: gpu.barrier
+// S = Q·Kᵀ: 4 key tiles × 4 chunks of D; K's fragments as pairs.
+// CHECK: vector.load %[[KS]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// CHECK-COUNT-16: nvvm.mma.sync A[{{.*}}]  B[{{.*}}]  C[{{.*}}]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// Scores: full tiles without the end mask (16 scores, 2 row maxima).
+// CHECK: %[[FULL:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
+// CHECK: scf.if %[[FULL]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: } else {
+// CHECK: arith.minui
+// CHECK: }
+// The row maxima over the quads of lanes.
+// CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
+// CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32 : f32
+// CHECK: math.exp
+// O += P·V: 8 column tiles × 2 key chunks, P straight from S.
+// CHECK: arith.truncf %{{.*}} : f32 to f16
+// CHECK-COUNT-16: nvvm.mma.sync
+// CHECK: scf.yield
+// The sums over the quads, then O / l.
+// CHECK: gpu.shuffle  xor
+// CHECK: arith.divf
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x8x4096x64xf16>
+// CHECK: gpu.terminator
+
+// The host emulation (one thread per block): one warp of four 16-row tiles
+// whose 32 lanes keep their registers in private memory; mma.sync and the
+// shuffles become loops over the lanes.
+// EMU-LABEL: func.func @t5_causal_gqa_f16
+// EMU: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%{{.*}} : memref<32x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x72xf16, #gpu.address_space<workgroup>>) private(%{{.*}} : memref<4096xf16, #gpu.address_space<private>>, %{{.*}} : memref<2048xf32, #gpu.address_space<private>>, %{{.*}} : memref<4096xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>)
+// EMU: scf.for %{{.*}} = %c0 to %c32 step %c1 {
+// EMU-NOT: nvvm.mma.sync
+// EMU-NOT: gpu.shuffle
+// EMU: return
+func.func @t5_causal_gqa_f16(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x2x4096x64xf16>, %v: tensor<1x2x4096x64xf16>, %table: tensor<32x8xf32>) -> tensor<1x8x4096x64xf16> {
+  %0 = rpe.attention %q, %k, %v causal : tensor<1x8x4096x64xf16>, tensor<1x2x4096x64xf16>, tensor<1x2x4096x64xf16> -> tensor<1x8x4096x64xf16> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by t5<num_buckets = 32, max_distance = 128, bidirectional = false>
+    %t = tensor.extract %table[%bk, %h] : tensor<32x8xf32>
+    %r = arith.addf %s, %t : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x8x4096x64xf16>
+}
+
+// -----
+
+// bf16 with D = 128: 32-key tiles whatever mma-tile-k says (registers), and
+// bf16 mma.sync on i32 pairs. D = 256 and rel_values keep the other
+// kernels.
+// CHECK-LABEL: func.func @wide_bf16
+// CHECK: workgroup(%{{.*}} : memref<32x136xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x136xbf16, #gpu.address_space<workgroup>>)
+// CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>{{.*}} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-LABEL: func.func @d256_bf16
+// CHECK-NOT: nvvm.mma.sync
+// CHECK: vector.contract
+func.func @wide_bf16(%q: tensor<2x16x?x128xbf16>, %k: tensor<2x16x?x128xbf16>, %v: tensor<2x16x?x128xbf16>) -> tensor<2x16x?x128xbf16> {
+  %0 = rpe.attention %q, %k, %v causal : tensor<2x16x?x128xbf16>, tensor<2x16x?x128xbf16>, tensor<2x16x?x128xbf16> -> tensor<2x16x?x128xbf16>
+  return %0 : tensor<2x16x?x128xbf16>
+}
+func.func @d256_bf16(%q: tensor<1x2x?x256xbf16>) -> tensor<1x2x?x256xbf16> {
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16> -> tensor<1x2x?x256xbf16>
+  return %0 : tensor<1x2x?x256xbf16>
+}
