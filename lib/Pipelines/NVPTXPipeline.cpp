@@ -43,6 +43,8 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
   // in their async form (the region chains them, and waits at its end).
   pm.addPass(createConvertNVGPUToNVVMPass());
   pm.addPass(createGpuKernelOutliningPass());
+  // ldmatrix, 32-bit fragment loads and 16-byte tile stores.
+  pm.addPass(createRPEGPUAlignWorkgroupPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());
   pm.addPass(createConvertVectorToSCFPass());
   pm.addPass(createSCFToControlFlowPass());

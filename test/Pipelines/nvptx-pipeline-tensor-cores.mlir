@@ -20,6 +20,8 @@
 // NOLXL-NOT: 4096x4096
 // NOLXL-NOT: 16777216
 // PTX: .entry __rpe_attention_kernel_0(
+// The tiles are 16-byte aligned (ldmatrix rows; rpe-gpu-align-workgroup).
+// PTX-COUNT-7: .shared .align 16 .b8 __wg___rpe_attention_kernel_0_
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
 // PTX-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // PTX-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
@@ -35,10 +37,13 @@
 // PTXAS-COUNT-3: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 // The register-resident kernel (mma-registers): fragments in registers (no
-// local memory), K fragments as 32-bit shared loads, row statistics over
+// local memory), the K and V tiles written 16 bytes at a time and read as
+// 32-bit K fragment pairs, row statistics over
 // the quads by butterfly shuffles, no ldmatrix; D = 128 gets 32-key tiles
 // (64 asked): still no spills.
 // REG: .entry __rpe_attention_kernel_0(
+// REG-COUNT-2: .shared .align 16 .b8 __wg___rpe_attention_kernel_0_
+// REG-DAG: st.shared.v4.b32
 // REG-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // REG-DAG: ld.shared.b32
 // REG-DAG: shfl.sync.bfly.b32

@@ -482,15 +482,29 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
           // Stage the key and value tiles; keys past kEnd repeat the last
           // key (their scores are masked, their p is 0).
           gpu::BarrierOp::create(b, l);
+          // Each thread copies runs of 8 elements (one 16-byte store into
+          // the tile; the rows are 16-byte multiples): the loads stay
+          // 2-byte ones (nothing says how the operands are aligned), the
+          // index arithmetic is per run.
           auto stage = [&](Value src, Value tile, int64_t width) {
             forShared(
-                b, l, tx, step, tileK, width,
-                [&](OpBuilder &nb, Location nl, Value j, Value c) {
+                b, l, tx, step, tileK, width / 8,
+                [&](OpBuilder &nb, Location nl, Value j, Value run) {
                   Value key = arith::MinUIOp::create(nb, nl, add(nb, nl, k0, j),
                                                      lastKey);
-                  Value x = tensor::ExtractOp::create(
-                      nb, nl, src, ValueRange{b0, hk, key, c});
-                  memref::StoreOp::create(nb, nl, x, tile, ValueRange{j, c});
+                  Value c0 = mul(nb, nl, run, 8);
+                  SmallVector<Value> xs;
+                  for (int64_t e = 0; e < 8; ++e)
+                    xs.push_back(tensor::ExtractOp::create(
+                        nb, nl, src,
+                        ValueRange{b0, hk, key,
+                                   add(nb, nl, c0, indexConst(nb, nl, e))}));
+                  Value x = vector::FromElementsOp::create(
+                      nb, nl, VectorType::get({8}, elem), xs);
+                  vector::StoreOp::create(nb, nl, x, tile, ValueRange{j, c0},
+                                          /*nontemporal=*/false,
+                                          emulate ? llvm::MaybeAlign()
+                                                  : llvm::MaybeAlign(16));
                 });
           };
           stage(k, ks, d);

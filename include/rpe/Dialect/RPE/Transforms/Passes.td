@@ -400,6 +400,18 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
     marked `rpe.mma`, which rpe-gpu-tensor-cores turns into `mma.sync`.
     Warp w computes the 16-row slices w, w + warps, ...
 
+    With `mma-registers` as well, f16 / bf16 attention with D and Dv at most
+    128 becomes the register-resident (FlashAttention-2) kernel instead:
+    min(mma-threads / 32, mma-block-rows / 16) warps, each owning
+    `mma-block-rows / warps` query rows; Q's fragments read once; per key
+    tile, K and V staged in workgroup memory, then `nvvm.mma.sync` on
+    fragments held in registers (SSA values), the online softmax on the
+    accumulator fragments with quad `gpu.shuffle xor` reductions, and P fed
+    from the score accumulators into P·V (key tiles capped at 32 when D or
+    Dv exceeds 64). With `mma-threads=1` one thread per block emulates the
+    32 lanes from the same fragment layout (private memory per lane, loops
+    for mma.sync and the shuffles).
+
     With static head dimensions (at most `max-head-dim`, else an error) the
     loops over them are unrolled and the rows stay in registers. Dynamic
     head dimensions keep the rows in per-thread private memory of
@@ -515,6 +527,23 @@ def RPEGPUOffloadPass : Pass<"rpe-gpu-offload", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+  ];
+}
+
+def RPEGPUAlignWorkgroupPass : Pass<"rpe-gpu-align-workgroup"> {
+  let summary = "Align the workgroup buffers of outlined GPU kernels";
+  let description = [{
+    Gives every workgroup attribution of every `gpu.func` the `llvm.align`
+    attribute `alignment` (bytes; an alignment already there that is larger
+    stays), which the lowering to NVVM puts on the buffer's global. Without
+    it a buffer is aligned to its element type only (an `i8` byte buffer to
+    1), while the attention kernels read their tiles with `ldmatrix` (16-byte
+    rows) and 32-bit fragment loads and write them with 16-byte stores: they
+    would be misaligned if the device placed the buffers so.
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"16",
+           "Bytes (a power of two)">,
   ];
 }
 
