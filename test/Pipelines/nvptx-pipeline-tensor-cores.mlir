@@ -6,7 +6,7 @@
 // RUN: rpe-compile %s --target=nvptx --chip=sm_90 --emit=ptx -o %t.sm90.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.sm90.ptx -o %t.sm90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: rpe-compile %s --target=nvptx --chip=sm_80 --emit=ptx --gpu-kernel-options="mma-registers=1 mma-tile-k=64" -o %t.reg80.ptx
-// RUN: FileCheck %s --input-file=%t.reg80.ptx --check-prefix=REG --implicit-check-not=ldmatrix --implicit-check-not=.local
+// RUN: FileCheck %s --input-file=%t.reg80.ptx --check-prefix=REG --implicit-check-not=.local
 // RUN: %ptxas -arch=sm_80 -v %t.reg80.ptx -o %t.reg80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: rpe-compile %s --target=nvptx --chip=sm_90 --emit=ptx --gpu-kernel-options="mma-registers=1 mma-tile-k=64" -o %t.reg90.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.reg90.ptx -o %t.reg90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -37,15 +37,15 @@
 // PTXAS-COUNT-3: 0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 // The register-resident kernel (mma-registers): fragments in registers (no
-// local memory), the K and V tiles written 16 bytes at a time and read as
-// 32-bit K fragment pairs, row statistics over
-// the quads by butterfly shuffles, no ldmatrix; D = 128 gets 32-key tiles
-// (64 asked): still no spills.
+// local memory), the K and V tiles written 16 bytes at a time and read by
+// ldmatrix (V transposed), row statistics over the quads by butterfly
+// shuffles; D = 128 gets 32-key tiles (64 asked): still no spills.
 // REG: .entry __rpe_attention_kernel_0(
 // REG-COUNT-2: .shared .align 16 .b8 __wg___rpe_attention_kernel_0_
 // REG-DAG: st.shared.v4.b32
 // REG-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// REG-DAG: ld.shared.b32
+// REG-DAG: ldmatrix.sync.aligned.m8n8.x2.shared.b16
+// REG-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // REG-DAG: shfl.sync.bfly.b32
 // REG: .entry __rpe_attention_0_kernel(
 // REG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32

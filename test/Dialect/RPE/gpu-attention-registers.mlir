@@ -15,11 +15,14 @@
 // CHECK: tensor.extract %{{.*}} : tensor<1x8x4096x64xf16>
 // CHECK: scf.for %[[K0:.*]] = %c0 to %{{.*}} step %c32 iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK: gpu.barrier
-// CHECK: memref.store %{{.*}}, %[[KS]]
-// CHECK: memref.store %{{.*}}, %[[VS]]
+// Runs of 8 elements per thread (2-byte loads, one 16-byte store).
+// CHECK: scf.for %{{.*}} = %[[TX]] to %c256 step %{{.*}} {
+// CHECK-COUNT-8: tensor.extract %{{.*}} : tensor<1x2x4096x64xf16>
+// CHECK: vector.store %{{.*}}, %[[KS]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: vector.store %{{.*}}, %[[VS]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // CHECK: gpu.barrier
-// S = Q·Kᵀ: 4 key tiles × 4 chunks of D; K's fragments as pairs.
-// CHECK: vector.load %[[KS]][%{{.*}}, %{{.*}}] {alignment = 4 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>, vector<2xf16>
+// S = Q·Kᵀ: 4 key tiles × 4 chunks of D; K's fragments by ldmatrix.
+// CHECK: nvgpu.ldmatrix %[[KS]][%{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = false} : memref<32x72xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
 // CHECK-COUNT-16: nvvm.mma.sync A[{{.*}}]  B[{{.*}}]  C[{{.*}}]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // Scores: full tiles without the end mask (16 scores, 2 row maxima).
 // CHECK: %[[FULL:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
@@ -31,7 +34,9 @@
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32 : f32
 // CHECK: math.exp
-// O += P·V: 8 column tiles × 2 key chunks, P straight from S.
+// O += P·V: 8 column tiles × 2 key chunks, P straight from S, V's
+// fragments by ldmatrix.trans.
+// CHECK: nvgpu.ldmatrix %[[VS]][%{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<32x72xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK-COUNT-16: nvvm.mma.sync
 // CHECK: scf.yield
@@ -48,6 +53,7 @@
 // EMU: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%{{.*}} : memref<32x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x72xf16, #gpu.address_space<workgroup>>) private(%{{.*}} : memref<4096xf16, #gpu.address_space<private>>, %{{.*}} : memref<2048xf32, #gpu.address_space<private>>, %{{.*}} : memref<4096xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>)
 // EMU: scf.for %{{.*}} = %c0 to %c32 step %c1 {
 // EMU-NOT: nvvm.mma.sync
+// EMU-NOT: nvgpu.ldmatrix
 // EMU-NOT: gpu.shuffle
 // EMU: return
 func.func @t5_causal_gqa_f16(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x2x4096x64xf16>, %v: tensor<1x2x4096x64xf16>, %table: tensor<32x8xf32>) -> tensor<1x8x4096x64xf16> {

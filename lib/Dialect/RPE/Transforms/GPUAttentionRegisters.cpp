@@ -43,6 +43,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -81,10 +82,9 @@ struct Registers {
 /// (`at` -1).
 using Fragment = std::function<Value(OpBuilder &, Location, const Lane &,
                                      Value i, int64_t at)>;
-/// Fragment elements i and i + 1 (i even) as one vector<2x...> load, where
-/// they are adjacent in memory (the GPU form only).
-using FragmentPair =
-    std::function<Value(OpBuilder &, Location, const Lane &, int64_t i)>;
+/// A whole B fragment of this lane as vector<2x2x...> (row r: elements 2r
+/// and 2r + 1), loaded by the warp at once (ldmatrix; the GPU form only).
+using FragmentLoad = std::function<Value(OpBuilder &, Location)>;
 
 /// Emits warp-level code either for a real warp (one lane per thread) or
 /// for the host emulation (one thread plays the 32 lanes in turn).
@@ -146,21 +146,22 @@ public:
   /// A and B given by their fragments.
   void mma(OpBuilder &b, Location l, const Fragment &a, const Fragment &bFrag,
            Registers &acc, int64_t c,
-           const FragmentPair &bPairs = nullptr) const {
+           const FragmentLoad &bLoad = nullptr) const {
     if (emulate)
       return emulatedMma(b, l, a, bFrag, acc, c);
     MLIRContext *ctx = b.getContext();
     Lane me = lane(b, l, laneId);
     Type f32 = b.getF32Type(), i32 = b.getI32Type();
-    auto pack = [&](const Fragment &f, int64_t i,
-                    const FragmentPair &pairs = nullptr) -> Value {
+    Value whole = bLoad ? bLoad(b, l) : Value();
+    auto pack = [&](const Fragment &f, int64_t i, Value all = {}) -> Value {
       Value pair =
-          pairs ? pairs(b, l, me, i)
-                : vector::FromElementsOp::create(
-                      b, l, VectorType::get({2}, elem),
-                      ValueRange{f(b, l, me, indexConst(b, l, i), i),
-                                 f(b, l, me, indexConst(b, l, i + 1), i + 1)})
-                      .getResult();
+          all ? vector::ExtractOp::create(b, l, all, ArrayRef<int64_t>{i / 2})
+                    .getResult()
+              : vector::FromElementsOp::create(
+                    b, l, VectorType::get({2}, elem),
+                    ValueRange{f(b, l, me, indexConst(b, l, i), i),
+                               f(b, l, me, indexConst(b, l, i + 1), i + 1)})
+                    .getResult();
       // nvvm.mma.sync takes f16 pairs as vector<2xf16>, bf16 ones as i32.
       return elem.isF16() ? pair : LLVM::BitcastOp::create(b, l, i32, pair);
     };
@@ -168,7 +169,7 @@ public:
     for (int64_t i = 0; i < 8; i += 2)
       aRegs.push_back(pack(a, i));
     for (int64_t i = 0; i < 4; i += 2)
-      bRegs.push_back(pack(bFrag, i, bPairs));
+      bRegs.push_back(pack(bFrag, i, whole));
     for (int64_t i = 0; i < 4; ++i)
       cRegs.push_back(load(b, l, acc, me, c + i));
     NVVM::MMATypes type =
@@ -527,17 +528,27 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                 return memref::LoadOp::create(fb, fl, ks, ValueRange{key, col})
                     .getResult();
               };
-              // Elements 2j and 2j + 1: K[8·nt + g][16·kc + 2t + 8j + {0, 1}],
-              // one aligned 32-bit load.
-              FragmentPair kPairs = [&, nt, kc](OpBuilder &fb, Location fl,
-                                                const Lane &lane, int64_t i) {
-                Value col = add(fb, fl, mul(fb, fl, lane.t, 2),
-                                indexConst(fb, fl, 16 * kc + 8 * (i / 2)));
-                Value key = add(fb, fl, lane.g, indexConst(fb, fl, 8 * nt));
-                return vector::LoadOp::create(
-                           fb, fl, VectorType::get({2}, elem), ks,
-                           ValueRange{key, col},
-                           /*nontemporal=*/false, llvm::MaybeAlign(4))
+              // The warp's ldmatrix (x2): lanes 0-7 give the rows K[8·nt +
+              // i][16·kc], lanes 8-15 K[8·nt + i][16·kc + 8]; lane (g, t)
+              // gets K[8·nt + g][16·kc + 2t + {0, 1}] and the same 8 columns
+              // on, B's elements 0-1 and 2-3.
+              FragmentLoad kLoad = [&, nt, kc](OpBuilder &fb, Location fl) {
+                Value i = arith::RemUIOp::create(fb, fl, laneId,
+                                                 indexConst(fb, fl, 16));
+                Value key = add(
+                    fb, fl,
+                    arith::RemUIOp::create(fb, fl, i, indexConst(fb, fl, 8)),
+                    indexConst(fb, fl, 8 * nt));
+                Value col = add(fb, fl,
+                                mul(fb, fl,
+                                    arith::DivUIOp::create(
+                                        fb, fl, i, indexConst(fb, fl, 8)),
+                                    8),
+                                indexConst(fb, fl, 16 * kc));
+                return nvgpu::LdMatrixOp::create(
+                           fb, fl, VectorType::get({2, 2}, elem), ks,
+                           ValueRange{key, col}, /*transpose=*/false,
+                           /*numTiles=*/2)
                     .getResult();
               };
               for (int64_t m = 0; m < mTiles; ++m) {
@@ -555,7 +566,7 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                   return warp.load(fb, fl, qRegs, lane, (m * kChunks + kc) * 8,
                                    i, at);
                 };
-                warp.mma(b, l, qFrag, kFrag, sRegs, c, kPairs);
+                warp.mma(b, l, qFrag, kFrag, sRegs, c, kLoad);
               }
             }
 
@@ -709,6 +720,20 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                 return memref::LoadOp::create(fb, fl, vs, ValueRange{key, col})
                     .getResult();
               };
+              // ldmatrix.trans (x2): lane i < 16 gives the row V[16·pc +
+              // i][8·nt]; lane (g, t) gets V[16·pc + 2t + {0, 1}][8·nt + g]
+              // and 8 keys on, B's elements 0-1 and 2-3.
+              FragmentLoad vLoad = [&, nt, pc](OpBuilder &fb, Location fl) {
+                Value key = add(fb, fl,
+                                arith::RemUIOp::create(fb, fl, laneId,
+                                                       indexConst(fb, fl, 16)),
+                                indexConst(fb, fl, 16 * pc));
+                return nvgpu::LdMatrixOp::create(
+                           fb, fl, VectorType::get({2, 2}, elem), vs,
+                           ValueRange{key, indexConst(fb, fl, 8 * nt)},
+                           /*transpose=*/true, /*numTiles=*/2)
+                    .getResult();
+              };
               for (int64_t m = 0; m < mTiles; ++m) {
                 Fragment pFrag = [&, m, pc](OpBuilder &fb, Location fl,
                                             const Lane &lane, Value i,
@@ -717,7 +742,8 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                                       (m * sTiles + 2 * pc) * 4, i, at);
                   return arith::TruncFOp::create(fb, fl, elem, p).getResult();
                 };
-                warp.mma(b, l, pFrag, vFrag, oRegs, (m * oTiles + nt) * 4);
+                warp.mma(b, l, pFrag, vFrag, oRegs, (m * oTiles + nt) * 4,
+                         vLoad);
               }
             }
           SmallVector<Value> next;

@@ -453,6 +453,7 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
     "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
     "::mlir::vector::VectorDialect", "::mlir::affine::AffineDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::nvgpu::NVGPUDialect",
   ];
   let statistics = [
     Statistic<"numKernels", "num-kernels", "Attention ops made GPU kernels">,
