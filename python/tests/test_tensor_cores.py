@@ -155,3 +155,29 @@ def test_register_kernel_is_used():
                       "rpe-opt"), "-", "-rpe-gpu-attention=mma-registers=1"],
         input=wide, capture_output=True, text=True, check=True).stdout
     assert "nvvm.mma.sync" not in out and "vector.contract" in out
+
+
+@pytest.mark.parametrize("shift", [0, 1, 8])
+def test_register_kernel_stages_misaligned_operands(shift):
+    """K and V that start `shift` elements (2 bytes each) into a buffer: the
+    register kernel's 16-byte staging loads are taken only where every run
+    of 8 elements is 16-byte aligned (shift 0 and 8), else 2-byte loads."""
+    B, H, L, D = 1, 2, 40, 32
+    text = ir.attention((B, H, None, D), (B, H, None, D), (B, H, None, D),
+                        causal=True, elem="f16", name="attn")
+    mod = rpe.compile(text, target="nvptx-emulated",
+                      gpu_kernel_options="mma-registers=1")
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.uniform(-1.5, 1.5, (B, H, L, D)).astype(np.float16)
+               for _ in range(3))
+
+    def shifted(a):
+        base = np.zeros(a.size + 16, np.float16)
+        out = base[shift:shift + a.size].reshape(a.shape)
+        out[...] = a
+        assert out.ctypes.data % 16 == (2 * shift) % 16
+        return out
+
+    got = np.asarray(mod.attn(q, shifted(k), shifted(v)), np.float64)
+    want = rpe.reference.attention(q, k, v, causal=True)
+    np.testing.assert_allclose(got, want, rtol=4e-3, atol=4e-3)

@@ -9,16 +9,29 @@
 // lane), the row maxima and the sums (2 each) as SSA values.
 // NOLXL-NOT: 4096x4096
 // CHECK-LABEL: func.func @t5_causal_gqa_f16
+// CHECK: %[[KB:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<1x2x4096x64xf16> to memref<1x2x4096x64xf16, strided<[?, ?, ?, 1], offset: ?>>
+// CHECK: %[[VB:.*]] = bufferization.to_buffer %{{.*}} read_only
 // CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c64, %{{.*}} = %c8, %{{.*}} = %c1) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%[[KS:.*]] : memref<32x72xf16, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<32x72xf16, #gpu.address_space<workgroup>>) {
 // CHECK-NOT: private(
+// CHECK: memref.extract_strided_metadata %[[KB]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[KB]]
+// CHECK: memref.extract_strided_metadata %[[VB]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[VB]]
+// CHECK: arith.andi {{.*}} : i1
 // Q's fragments: read once, before the key loop.
 // CHECK: tensor.extract %{{.*}} : tensor<1x8x4096x64xf16>
 // CHECK: scf.for %[[K0:.*]] = %c0 to %{{.*}} step %c32 iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK: gpu.barrier
-// Runs of 8 elements per thread (2-byte loads, one 16-byte store).
+// Runs of 8 elements per thread: one 16-byte load where the operands'
+// start and outer strides are 16-byte multiples on the device, else
+// eight 2-byte ones; one 16-byte store.
 // CHECK: scf.for %{{.*}} = %[[TX]] to %c256 step %{{.*}} {
+// CHECK: scf.if %{{.*}} -> (vector<8xf16>) {
+// CHECK: vector.load %[[KB]][%{{.*}}] {alignment = 16 : i64} : memref<1x2x4096x64xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<8xf16>
+// CHECK: } else {
 // CHECK-COUNT-8: tensor.extract %{{.*}} : tensor<1x2x4096x64xf16>
 // CHECK: vector.store %{{.*}}, %[[KS]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: vector.load %[[VB]]
 // CHECK: vector.store %{{.*}}, %[[VS]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
 // CHECK: gpu.barrier
 // S = Q·Kᵀ: 4 key tiles × 4 chunks of D; K's fragments by ldmatrix.

@@ -38,6 +38,7 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -388,6 +389,16 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
         space(gpu::AddressSpace::Workgroup, {tileK, d + kRowPad}, elem),
         space(gpu::AddressSpace::Workgroup, {tileK, dv + kRowPad}, elem)};
     Value threadsC = indexConst(rewriter, loc, emulate ? 1 : 32 * block.warps);
+    // K and V as buffers (read only), for the 16-byte loads of the staging.
+    auto bufferOf = [&](Value t) -> Value {
+      auto type = cast<RankedTensorType>(t.getType());
+      int64_t dyn = ShapedType::kDynamic;
+      auto layout = StridedLayoutAttr::get(ctx, dyn, {dyn, dyn, dyn, 1});
+      return bufferization::ToBufferOp::create(
+          rewriter, loc, MemRefType::get(type.getShape(), elem, layout), t,
+          rewriter.getUnitAttr());
+    };
+    Value kBuf = bufferOf(k), vBuf = bufferOf(v);
     auto launch = gpu::LaunchOp::create(
         rewriter, loc, numBlocks, dims.heads, dims.batch, threadsC, one, one,
         /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
@@ -438,6 +449,32 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
     auto mul = [](OpBuilder &b, Location l, Value x, int64_t c) -> Value {
       return arith::MulIOp::create(b, l, x, indexConst(b, l, c));
     };
+    // Whether every run of 8 elements of K and V starts 16-byte aligned on
+    // this device: the start and the outer strides (in elements) multiples
+    // of 16 bytes (the innermost stride is 1).
+    int64_t elemBytes = elem.getIntOrFloatBitWidth() / 8;
+    Value aligned;
+    for (Value buf : {kBuf, vBuf}) {
+      auto meta = memref::ExtractStridedMetadataOp::create(rewriter, loc, buf);
+      Value start = arith::AddIOp::create(
+          rewriter, loc,
+          memref::ExtractAlignedPointerAsIndexOp::create(rewriter, loc, buf),
+          mul(rewriter, loc, meta.getOffset(), elemBytes));
+      SmallVector<Value> checks = {start};
+      for (Value stride : meta.getStrides().drop_back())
+        checks.push_back(mul(rewriter, loc, stride, elemBytes));
+      for (Value x : checks) {
+        Value ok = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq,
+            arith::RemUIOp::create(rewriter, loc, x,
+                                   indexConst(rewriter, loc, 16)),
+            indexConst(rewriter, loc, 0));
+        aligned =
+            aligned
+                ? arith::AndIOp::create(rewriter, loc, aligned, ok).getResult()
+                : ok;
+      }
+    }
 
     // O = 0, m = -inf, l = 0; the Q fragments (rows past Lq repeat the
     // last row).
@@ -483,33 +520,46 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
           // Stage the key and value tiles; keys past kEnd repeat the last
           // key (their scores are masked, their p is 0).
           gpu::BarrierOp::create(b, l);
-          // Each thread copies runs of 8 elements (one 16-byte store into
-          // the tile; the rows are 16-byte multiples): the loads stay
-          // 2-byte ones (nothing says how the operands are aligned), the
-          // index arithmetic is per run.
-          auto stage = [&](Value src, Value tile, int64_t width) {
+          // Each thread copies runs of 8 elements: one 16-byte load where K
+          // and V are aligned for it (else eight 2-byte ones) and one
+          // 16-byte store into the tile (its rows are 16-byte multiples).
+          auto stage = [&](Value src, Value buf, Value tile, int64_t width) {
             forShared(
                 b, l, tx, step, tileK, width / 8,
                 [&](OpBuilder &nb, Location nl, Value j, Value run) {
                   Value key = arith::MinUIOp::create(nb, nl, add(nb, nl, k0, j),
                                                      lastKey);
                   Value c0 = mul(nb, nl, run, 8);
+                  auto vecType = VectorType::get({8}, elem);
+                  auto load =
+                      scf::IfOp::create(nb, nl, TypeRange{vecType}, aligned,
+                                        /*withElseRegion=*/true);
+                  OpBuilder tb = OpBuilder::atBlockBegin(load.thenBlock());
+                  scf::YieldOp::create(
+                      tb, nl,
+                      vector::LoadOp::create(
+                          tb, nl, vecType, buf, ValueRange{b0, hk, key, c0},
+                          /*nontemporal=*/false, llvm::MaybeAlign(16))
+                          .getResult());
+                  OpBuilder eb = OpBuilder::atBlockBegin(load.elseBlock());
                   SmallVector<Value> xs;
                   for (int64_t e = 0; e < 8; ++e)
                     xs.push_back(tensor::ExtractOp::create(
-                        nb, nl, src,
+                        eb, nl, src,
                         ValueRange{b0, hk, key,
-                                   add(nb, nl, c0, indexConst(nb, nl, e))}));
-                  Value x = vector::FromElementsOp::create(
-                      nb, nl, VectorType::get({8}, elem), xs);
-                  vector::StoreOp::create(nb, nl, x, tile, ValueRange{j, c0},
-                                          /*nontemporal=*/false,
-                                          emulate ? llvm::MaybeAlign()
-                                                  : llvm::MaybeAlign(16));
+                                   add(eb, nl, c0, indexConst(eb, nl, e))}));
+                  scf::YieldOp::create(
+                      eb, nl,
+                      vector::FromElementsOp::create(eb, nl, vecType, xs)
+                          .getResult());
+                  vector::StoreOp::create(
+                      nb, nl, load.getResult(0), tile, ValueRange{j, c0},
+                      /*nontemporal=*/false,
+                      emulate ? llvm::MaybeAlign() : llvm::MaybeAlign(16));
                 });
           };
-          stage(k, ks, d);
-          stage(v, vs, dv);
+          stage(k, kBuf, ks, d);
+          stage(v, vBuf, vs, dv);
           gpu::BarrierOp::create(b, l);
 
           // S = Q · Kᵀ: B[kk][n] = K[8·nt + n][16·kc + kk].
