@@ -95,12 +95,14 @@ def plot(rows, path):
                              squeeze=False)
     for ax, config in zip(axes[0], configs):
         mine = [r for r in rows if r["config"] == config]
-        for impl, color in (("rpe", "C0"), ("SDPA", "C1"),
-                            ("SDPA+bias", "C2"), ("Flex", "C3")):
+        impls = list(dict.fromkeys(k for r in mine for k in r["tflops"]))
+        for n, impl in enumerate(impls):
             points = [(r["L"], r["tflops"][impl]) for r in mine
-                      if r["tflops"][impl] == r["tflops"][impl]]
+                      if r["tflops"].get(impl, float("nan")) ==
+                      r["tflops"].get(impl, float("nan"))]
             if points:
-                ax.plot(*zip(*points), marker="o", color=color, label=impl)
+                ax.plot(*zip(*points), marker="o", color="C%d" % n,
+                        label=impl)
         ax.set_xscale("log", base=2)
         ax.set_title(config)
         ax.set_xlabel("L")
@@ -123,24 +125,28 @@ def main():
     parser.add_argument("--plot", help="write a PNG of TFLOP/s against L")
     parser.add_argument("--gpu-kernel-options", default="",
                         help="rpe.compile's gpu_kernel_options for rpe's "
-                        "modules, e.g. \"mma-registers=1\"")
+                        "modules, e.g. \"mma-registers=1\"; several "
+                        "';'-separated variants are timed side by side "
+                        "(\";mma-registers=1\": the default and that)")
     parser.add_argument("--compile-only", metavar="CHIP",
                         help="only compile rpe's modules for CHIP (no GPU, "
                         "no torch): fills $RPE_MODULE_CACHE for a machine "
                         "without the compiler (scripts/gpu-bundle.sh)")
     args = parser.parse_args()
     causal_flags = {"both": (False, True), "yes": (True,), "no": (False,)}
+    variants = [v.strip() for v in args.gpu_kernel_options.split(";")]
     if args.compile_only:
         import rpe
         from rpe import ir
         for elem in args.dtypes.split(","):
             for D in map(int, args.head_dims.split(",")):
                 for causal in causal_flags[args.causal]:
-                    rpe.compile(ir.t5_attention(
-                        batch=args.batch, heads=args.heads, lq=None, lk=None,
-                        head_dim=D, causal=causal, elem=elem),
-                        target="cuda", chip=args.compile_only,
-                        gpu_kernel_options=args.gpu_kernel_options)
+                    for options in variants:
+                        rpe.compile(ir.t5_attention(
+                            batch=args.batch, heads=args.heads, lq=None,
+                            lk=None, head_dim=D, causal=causal, elem=elem),
+                            target="cuda", chip=args.compile_only,
+                            gpu_kernel_options=options)
         return
     ensure_torch()
     import torch
@@ -162,13 +168,13 @@ def main():
         flex = torch.compile(flex_attention)
     except Exception:  # noqa: BLE001 - older torch
         flex = None
-    print("GPU: %s (%s), torch %s, B=%d, H=%d, rpe kernel options: %s" % (
-        torch.cuda.get_device_name(), chip, torch.__version__, B, H,
-        args.gpu_kernel_options or "default"))
-    print("| dtype | D | causal | L | rpe ms | SDPA ms | SDPA+bias ms | "
-          "Flex ms | rpe TFLOP/s | rpe vs SDPA | vs SDPA+bias | vs Flex | "
-          "rel err | rpe MiB | SDPA MiB | SDPA+bias MiB | Flex MiB |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    print("GPU: %s (%s), torch %s, B=%d, H=%d" % (
+        torch.cuda.get_device_name(), chip, torch.__version__, B, H))
+    print("| dtype | D | causal | L | rpe kernel options | rpe ms | SDPA ms | "
+          "SDPA+bias ms | Flex ms | rpe TFLOP/s | rpe vs SDPA | "
+          "vs SDPA+bias | vs Flex | rel err | rpe MiB | SDPA MiB | "
+          "SDPA+bias MiB | Flex MiB |")
+    print("|---|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
           "---:|---:|---:|---:|")
     from rpe.compiler import _CudaRuntime
     runtime = _CudaRuntime.get().lib
@@ -181,9 +187,9 @@ def main():
             for causal in causal_flags[args.causal]:
                 text = ir.t5_attention(batch=B, heads=H, lq=None, lk=None,
                                        head_dim=D, causal=causal, elem=elem)
-                mod = rpe.compile(text, target="cuda", chip=chip,
-                                  gpu_kernel_options=args.gpu_kernel_options)
-                fn = getattr(mod, text.func_name)
+                fns = [getattr(rpe.compile(text, target="cuda", chip=chip,
+                                           gpu_kernel_options=options),
+                               text.func_name) for options in variants]
                 for length in map(int, args.lengths.split(",")):
                     gen = torch.Generator(device=dev).manual_seed(length)
                     q, k, v = (torch.randn(B, H, length, D, device=dev,
@@ -200,14 +206,14 @@ def main():
                         bias = bias.masked_fill(
                             pos[None, :] > pos[:, None], float("-inf"))
                     bias = bias.unsqueeze(0)
-                    out = torch.from_dlpack(fn(q, k, v, table))
                     want = F.scaled_dot_product_attention(
                         q, k, v, attn_mask=bias, scale=1.0)
-                    err = ((out.float() - want.float()).abs().max()
-                           / want.float().abs().max()).item()
-                    del out
-                    def call_rpe():
-                        return fn(q, k, v, table)
+                    errs = []
+                    for fn in fns:
+                        out = torch.from_dlpack(fn(q, k, v, table))
+                        errs.append(((out.float() - want.float()).abs().max()
+                                     / want.float().abs().max()).item())
+                        del out
 
                     def call_sdpa():
                         return F.scaled_dot_product_attention(
@@ -216,12 +222,16 @@ def main():
                     def call_mask():
                         return F.scaled_dot_product_attention(
                             q, k, v, attn_mask=bias, scale=1.0)
-                    t_rpe = median_ms(torch, call_rpe, args.repeats)
+                    t_rpes, mem_rpes = [], []
+                    for fn in fns:
+                        def call_rpe(fn=fn):
+                            return fn(q, k, v, table)
+                        t_rpes.append(median_ms(torch, call_rpe, args.repeats))
+                        mem_rpes.append(peak_mib(torch, call_rpe, runtime))
                     t_sdpa = median_ms(torch, call_sdpa, args.repeats)
                     t_mask = median_ms(torch, call_mask, args.repeats)
                     # The mask's own (1, H, L, L) memory is outside the call.
-                    mem = {"rpe": peak_mib(torch, call_rpe, runtime),
-                           "SDPA": peak_mib(torch, call_sdpa, None),
+                    mem = {"SDPA": peak_mib(torch, call_sdpa, None),
                            "SDPA+bias": peak_mib(torch, call_mask, None),
                            "Flex": float("nan")}
                     bias = want = None
@@ -246,25 +256,32 @@ def main():
                     flops = 4.0 * B * H * length * length * D
                     if causal:
                         flops /= 2
-                    print("| %s | %d | %s | %d | %.3f | %.3f | %.3f | %.3f | "
-                          "%.1f | %.2fx | %.2fx | %.2fx | %.1e | %.0f | %.0f | "
-                          "%.0f | %.0f |" % (
-                              elem, D, "yes" if causal else "no", length,
-                              t_rpe, t_sdpa, t_mask, t_flex,
-                              flops / (t_rpe * 1e-3) / 1e12, t_sdpa / t_rpe,
-                              t_mask / t_rpe, t_flex / t_rpe, err, mem["rpe"],
-                              mem["SDPA"], mem["SDPA+bias"], mem["Flex"]),
-                          flush=True)
-                    times = {"rpe": t_rpe, "SDPA": t_sdpa,
-                             "SDPA+bias": t_mask, "Flex": t_flex}
+                    times = {}
+                    for options, t_rpe, err, mem_rpe in zip(
+                            variants, t_rpes, errs, mem_rpes):
+                        print("| %s | %d | %s | %d | %s | %.3f | %.3f | %.3f | "
+                              "%.3f | %.1f | %.2fx | %.2fx | %.2fx | %.1e | "
+                              "%.0f | %.0f | %.0f | %.0f |" % (
+                                  elem, D, "yes" if causal else "no", length,
+                                  options or "default", t_rpe, t_sdpa, t_mask,
+                                  t_flex, flops / (t_rpe * 1e-3) / 1e12,
+                                  t_sdpa / t_rpe, t_mask / t_rpe,
+                                  t_flex / t_rpe, err, mem_rpe, mem["SDPA"],
+                                  mem["SDPA+bias"], mem["Flex"]),
+                              flush=True)
+                        times["rpe" + (" " + options if options else "")] = \
+                            t_rpe
+                        if not err <= tolerance[elem]:
+                            failures.append((elem, D, causal, length, options,
+                                             err))
+                    times.update({"SDPA": t_sdpa, "SDPA+bias": t_mask,
+                                  "Flex": t_flex})
                     rows.append({
                         "config": "%s D=%d%s" % (elem, D,
                                                  " causal" if causal else ""),
                         "L": length,
                         "tflops": {k: flops / (t * 1e-3) / 1e12
                                    for k, t in times.items()}})
-                    if not err <= tolerance[elem]:
-                        failures.append((elem, D, causal, length, err))
     if args.plot and rows:
         plot(rows, args.plot)
     if failures:

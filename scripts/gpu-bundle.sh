@@ -37,7 +37,7 @@ fi
 # default: its T5 benchmark and its profile against the default kernel.
 REG="mma-registers=1"
 /usr/bin/python3 bench/gpu_attention_bench.py --compile-only "$CHIP" \
-  --gpu-kernel-options="$REG" || exit 1
+  --gpu-kernel-options="$REG;$REG mma-tile-k=64" || exit 1
 /usr/bin/python3 bench/gpu_kernel_profile.py --compile-only "$CHIP" \
   --kinds none,t5,alibi,swin --variants "$REG;$REG mma-tile-k=64" || exit 1
 echo "gpu-bundle: $(ls "$BUNDLE/modules" | grep -c '\.so$') modules for $CHIP," \

@@ -7,7 +7,9 @@
 # ./gpu-out). Ends with "N passed, N failed" of the suite. Without
 # arguments the benchmark runs a subset that fits a 10-minute device
 # command with the suite (bf16, D = 64 and 128, causal and not, L = 2048
-# and 8192: FlexAttention compiles once per shape); arguments replace it.
+# and 8192, rpe's default kernel and the register-resident one with 32-
+# and 64-key tiles: FlexAttention compiles once per shape); arguments
+# replace it.
 # Each stage has a time limit (RPE_GPU_SUITE_SECONDS, RPE_GPU_BENCH_SECONDS,
 # default 300 each; device time is minutes), and each test one of 120 s
 # where pytest-timeout is installed (a hung kernel costs one test, not the
@@ -31,7 +33,10 @@ timeout "${RPE_GPU_SUITE_SECONDS:-300}" python3 -m pytest -q \
   -p no:cacheprovider -n "${RPE_TEST_JOBS:-8}" "${per_test[@]}" \
   python/tests/test_differential.py -k cuda 2>&1 | tee "$OUT/test.log"
 if (( $# == 0 )); then
-  set -- --dtypes bf16 --head-dims 64,128 --causal both --lengths 2048,8192
+  # rpe's default tensor-core kernel beside the register-resident one
+  # (mma-registers, opt-in until measured here).
+  set -- --dtypes bf16 --head-dims 64,128 --causal both --lengths 2048,8192 \
+    --gpu-kernel-options ";mma-registers=1;mma-registers=1 mma-tile-k=64"
 fi
 timeout "${RPE_GPU_BENCH_SECONDS:-300}" \
   python3 bench/gpu_attention_bench.py --plot "$OUT/gpu_attention.png" "$@" 2>&1 \
