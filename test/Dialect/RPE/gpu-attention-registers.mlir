@@ -4,14 +4,15 @@
 
 // f16 T5-biased causal GQA attention at L = 4096 as the register-resident
 // tensor-core kernel: 4 warps of 16 rows (64-row blocks, 128 threads); the
-// only workgroup memory is the K and V tile (rows padded by 8 elements);
-// the key loop carries O (16 rows × 64 columns over a warp: 32 f32 per
-// lane), the row maxima and the sums (2 each) as SSA values.
+// only workgroup memory is two K and two V tiles (double buffering, rows
+// padded by 8 elements); the key loop carries O (16 rows × 64 columns over
+// a warp: 32 f32 per lane), the row maxima and the sums (2 each) as SSA
+// values.
 // NOLXL-NOT: 4096x4096
 // CHECK-LABEL: func.func @t5_causal_gqa_f16
 // CHECK: %[[KB:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<1x2x4096x64xf16> to memref<1x2x4096x64xf16, strided<[?, ?, ?, 1], offset: ?>>
 // CHECK: %[[VB:.*]] = bufferization.to_buffer %{{.*}} read_only
-// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c64, %{{.*}} = %c8, %{{.*}} = %c1) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%[[KS:.*]] : memref<32x72xf16, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<32x72xf16, #gpu.address_space<workgroup>>) {
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %c64, %{{.*}} = %c8, %{{.*}} = %c1) threads(%[[TX:.*]], %{{.*}}, %{{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%[[KS:.*]] : memref<2x32x72xf16, #gpu.address_space<workgroup>>, %[[VS:.*]] : memref<2x32x72xf16, #gpu.address_space<workgroup>>) {
 // CHECK-NOT: private(
 // CHECK: memref.extract_strided_metadata %[[KB]]
 // CHECK: memref.extract_aligned_pointer_as_index %[[KB]]
@@ -20,22 +21,31 @@
 // CHECK: arith.andi {{.*}} : i1
 // Q's fragments: read once, before the key loop.
 // CHECK: tensor.extract %{{.*}} : tensor<1x8x4096x64xf16>
-// CHECK: scf.for %[[K0:.*]] = %c0 to %{{.*}} step %c32 iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
-// CHECK: gpu.barrier
-// Runs of 8 elements per thread: one 16-byte load where the operands'
-// start and outer strides are 16-byte multiples on the device, else
-// eight 2-byte ones; one 16-byte store.
+// The first tile into slot 0 where there are keys: runs of 8 elements per
+// thread, one 16-byte cp.async where the operands' start and outer strides
+// are 16-byte multiples on the device, else eight 2-byte loads and one
+// 16-byte store; one cp.async group.
+// CHECK: scf.if %{{.*}} {
 // CHECK: scf.for %{{.*}} = %[[TX]] to %c256 step %{{.*}} {
-// CHECK: scf.if %{{.*}} -> (vector<8xf16>) {
-// CHECK: vector.load %[[KB]][%{{.*}}] {alignment = 16 : i64} : memref<1x2x4096x64xf16, strided<[?, ?, ?, 1], offset: ?>>, vector<8xf16>
+// CHECK: scf.if %{{.*}} {
+// CHECK: nvgpu.device_async_copy %[[KB]][%{{.*}}], %[[KS]][%c0, %{{.*}}, %{{.*}}], 8 {bypassL1} : memref<1x2x4096x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<2x32x72xf16, #gpu.address_space<workgroup>>
 // CHECK: } else {
 // CHECK-COUNT-8: tensor.extract %{{.*}} : tensor<1x2x4096x64xf16>
-// CHECK: vector.store %{{.*}}, %[[KS]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
-// CHECK: vector.load %[[VB]]
-// CHECK: vector.store %{{.*}}, %[[VS]][%{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<32x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
-// CHECK: gpu.barrier
+// CHECK: vector.store %{{.*}}, %[[KS]][%c0, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x32x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
+// CHECK: nvgpu.device_async_copy %[[VB]]
+// CHECK: nvvm.cp.async.commit.group
+// Per tile: the next tile into the other slot, a group, wait for all but
+// that group, barrier; compute; barrier.
+// CHECK: scf.for %[[K0:.*]] = %c0 to %{{.*}} step %c32 iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: %[[SLOT:.*]] = arith.remui %{{.*}}, %c2 : index
+// CHECK: scf.if %{{.*}} {
+// CHECK: %[[OTHER:.*]] = arith.subi %c1, %[[SLOT]] : index
+// CHECK: nvgpu.device_async_copy %[[KB]][%{{.*}}], %[[KS]][%[[OTHER]], %{{.*}}, %{{.*}}], 8
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NEXT: nvvm.cp.async.wait.group 1
+// CHECK-NEXT: gpu.barrier
 // S = Q·Kᵀ: 4 key tiles × 4 chunks of D; K's fragments by ldmatrix.
-// CHECK: nvgpu.ldmatrix %[[KS]][%{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = false} : memref<32x72xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+// CHECK: nvgpu.ldmatrix %[[KS]][%[[SLOT]], %{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = false} : memref<2x32x72xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
 // CHECK-COUNT-16: nvvm.mma.sync A[{{.*}}]  B[{{.*}}]  C[{{.*}}]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // Scores: full tiles without the end mask (16 scores, 2 row maxima).
 // CHECK: %[[FULL:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
@@ -49,10 +59,11 @@
 // CHECK: math.exp
 // O += P·V: 8 column tiles × 2 key chunks, P straight from S, V's
 // fragments by ldmatrix.trans.
-// CHECK: nvgpu.ldmatrix %[[VS]][%{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<32x72xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+// CHECK: nvgpu.ldmatrix %[[VS]][%[[SLOT]], %{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<2x32x72xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK-COUNT-16: nvvm.mma.sync
-// CHECK: scf.yield
+// CHECK: gpu.barrier
+// CHECK-NEXT: scf.yield
 // The sums over the quads, then O / l.
 // CHECK: gpu.shuffle  xor
 // CHECK: arith.divf
@@ -61,12 +72,14 @@
 
 // The host emulation (one thread per block): one warp of four 16-row tiles
 // whose 32 lanes keep their registers in private memory; mma.sync and the
-// shuffles become loops over the lanes.
+// shuffles become loops over the lanes, cp.async plain copies.
 // EMU-LABEL: func.func @t5_causal_gqa_f16
-// EMU: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%{{.*}} : memref<32x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x72xf16, #gpu.address_space<workgroup>>) private(%{{.*}} : memref<4096xf16, #gpu.address_space<private>>, %{{.*}} : memref<2048xf32, #gpu.address_space<private>>, %{{.*}} : memref<4096xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>)
+// EMU: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%{{.*}} : memref<2x32x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x72xf16, #gpu.address_space<workgroup>>) private(%{{.*}} : memref<4096xf16, #gpu.address_space<private>>, %{{.*}} : memref<2048xf32, #gpu.address_space<private>>, %{{.*}} : memref<4096xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>)
 // EMU: scf.for %{{.*}} = %c0 to %c32 step %c1 {
 // EMU-NOT: nvvm.mma.sync
 // EMU-NOT: nvgpu.ldmatrix
+// EMU-NOT: nvgpu.device_async_copy
+// EMU-NOT: nvvm.cp.async
 // EMU-NOT: gpu.shuffle
 // EMU: return
 func.func @t5_causal_gqa_f16(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x2x4096x64xf16>, %v: tensor<1x2x4096x64xf16>, %table: tensor<32x8xf32>) -> tensor<1x8x4096x64xf16> {
@@ -86,7 +99,7 @@ func.func @t5_causal_gqa_f16(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x2x4096x64
 // bf16 mma.sync on i32 pairs. D = 256 and rel_values keep the other
 // kernels.
 // CHECK-LABEL: func.func @wide_bf16
-// CHECK: workgroup(%{{.*}} : memref<32x136xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x136xbf16, #gpu.address_space<workgroup>>)
+// CHECK: workgroup(%{{.*}} : memref<2x32x136xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x136xbf16, #gpu.address_space<workgroup>>)
 // CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>{{.*}} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // CHECK-LABEL: func.func @d256_bf16
 // CHECK-NOT: nvvm.mma.sync

@@ -331,7 +331,8 @@ RegisterBlock registerBlock(AttentionOp op, const GPUAttentionOptions &o) {
   // spills at D = 128 with 32 keys, at D = 64 with 64).
   block.tileK =
       std::max(d, dv) > 64 ? std::min<int64_t>(o.mmaTileK, 32) : o.mmaTileK;
-  auto bytes = [&] { return block.tileK * (d + dv + 2 * kRowPad) * 2; };
+  // Two K and V tiles (double buffering).
+  auto bytes = [&] { return 2 * block.tileK * (d + dv + 2 * kRowPad) * 2; };
   while (block.tileK > 16 && bytes() > kStaticSharedBytes)
     block.tileK /= 2;
   return block;
@@ -386,8 +387,8 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
         privateTypes.push_back(space(gpu::AddressSpace::Private, {32 * size},
                                      i == 0 ? elem : f32));
     SmallVector<Type> workgroupTypes = {
-        space(gpu::AddressSpace::Workgroup, {tileK, d + kRowPad}, elem),
-        space(gpu::AddressSpace::Workgroup, {tileK, dv + kRowPad}, elem)};
+        space(gpu::AddressSpace::Workgroup, {2, tileK, d + kRowPad}, elem),
+        space(gpu::AddressSpace::Workgroup, {2, tileK, dv + kRowPad}, elem)};
     Value threadsC = indexConst(rewriter, loc, emulate ? 1 : 32 * block.warps);
     // K and V as buffers (read only), for the 16-byte loads of the staging.
     auto bufferOf = [&](Value t) -> Value {
@@ -502,6 +503,73 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
         }
     });
 
+    // Staging: tile `start` of K and V (keys past kEnd repeat the last key:
+    // their scores are masked, their p is 0) into slot `slot` of the two
+    // workgroup tiles. Each thread copies runs of 8 elements: where K and V
+    // are aligned for it, one 16-byte cp.async on the GPU (a 16-byte load
+    // and store in the emulation), else eight 2-byte loads and a 16-byte
+    // store (the tiles' rows are 16-byte multiples).
+    auto stage = [&](OpBuilder &b, Location l, Value start, Value slot) {
+      auto copy = [&](Value src, Value buf, Value tile, int64_t width) {
+        forShared(
+            b, l, tx, step, tileK, width / 8,
+            [&](OpBuilder &nb, Location nl, Value j, Value run) {
+              Value key = arith::MinUIOp::create(nb, nl, add(nb, nl, start, j),
+                                                 lastKey);
+              Value c0 = mul(nb, nl, run, 8);
+              auto vecType = VectorType::get({8}, elem);
+              auto ifAligned = scf::IfOp::create(nb, nl, aligned,
+                                                 /*withElseRegion=*/true);
+              OpBuilder tb = OpBuilder::atBlockBegin(ifAligned.thenBlock());
+              OpBuilder eb = OpBuilder::atBlockBegin(ifAligned.elseBlock());
+              auto alignment =
+                  emulate ? llvm::MaybeAlign() : llvm::MaybeAlign(16);
+              if (emulate) {
+                Value x = vector::LoadOp::create(
+                    tb, nl, vecType, buf, ValueRange{b0, hk, key, c0},
+                    /*nontemporal=*/false, llvm::MaybeAlign());
+                vector::StoreOp::create(tb, nl, x, tile,
+                                        ValueRange{slot, j, c0});
+              } else {
+                nvgpu::DeviceAsyncCopyOp::create(
+                    tb, nl, nvgpu::DeviceAsyncTokenType::get(ctx), tile,
+                    ValueRange{slot, j, c0}, buf, ValueRange{b0, hk, key, c0},
+                    tb.getIndexAttr(8), /*srcElements=*/Value(),
+                    /*bypassL1=*/tb.getUnitAttr());
+              }
+              SmallVector<Value> xs;
+              for (int64_t e = 0; e < 8; ++e)
+                xs.push_back(tensor::ExtractOp::create(
+                    eb, nl, src,
+                    ValueRange{b0, hk, key,
+                               add(eb, nl, c0, indexConst(eb, nl, e))}));
+              vector::StoreOp::create(
+                  eb, nl, vector::FromElementsOp::create(eb, nl, vecType, xs),
+                  tile, ValueRange{slot, j, c0}, /*nontemporal=*/false,
+                  alignment);
+            });
+      };
+      copy(k, kBuf, ks, d);
+      copy(v, vBuf, vs, dv);
+    };
+    // A cp.async group per tile, and one per iteration (empty where
+    // nothing went async): the wait below counts groups.
+    auto commit = [&](OpBuilder &b, Location l) {
+      if (!emulate)
+        NVVM::CpAsyncCommitGroupOp::create(b, l);
+    };
+    // The first tile, where there are keys at all.
+    {
+      Value any =
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt, kEnd,
+                                indexConst(rewriter, loc, 0));
+      auto ifAny = scf::IfOp::create(rewriter, loc, any,
+                                     /*withElseRegion=*/false);
+      OpBuilder fb = OpBuilder::atBlockBegin(ifAny.thenBlock());
+      stage(fb, loc, indexConst(fb, loc, 0), indexConst(fb, loc, 0));
+      commit(rewriter, loc);
+    }
+
     // On the GPU the key loop carries O, m and l.
     SmallVector<Registers *> carried = {&oRegs, &mRegs, &lRegs};
     SmallVector<Value> init;
@@ -517,51 +585,26 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
               x = iterArgs.front();
               iterArgs = iterArgs.drop_front();
             }
-          // Stage the key and value tiles; keys past kEnd repeat the last
-          // key (their scores are masked, their p is 0).
+          // Double buffering: this tile is in slot (k0 / tileK) % 2; the next
+          // one goes to the other slot while this one is computed (its
+          // cp.async group in flight, this tile's complete after the wait).
+          Value slot = arith::RemUIOp::create(
+              b, l, arith::DivUIOp::create(b, l, k0, indexConst(b, l, tileK)),
+              indexConst(b, l, 2));
+          Value next = add(b, l, k0, indexConst(b, l, tileK));
+          auto ifNext = scf::IfOp::create(
+              b, l,
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::ult, next,
+                                    kEnd),
+              /*withElseRegion=*/false);
+          OpBuilder nb = OpBuilder::atBlockBegin(ifNext.thenBlock());
+          stage(nb, l, next,
+                arith::SubIOp::create(nb, l, indexConst(nb, l, 1), slot));
+          commit(b, l);
+          // Every group but the one just committed is complete: this tile.
+          if (!emulate)
+            NVVM::CpAsyncWaitGroupOp::create(b, l, b.getI32IntegerAttr(1));
           gpu::BarrierOp::create(b, l);
-          // Each thread copies runs of 8 elements: one 16-byte load where K
-          // and V are aligned for it (else eight 2-byte ones) and one
-          // 16-byte store into the tile (its rows are 16-byte multiples).
-          auto stage = [&](Value src, Value buf, Value tile, int64_t width) {
-            forShared(
-                b, l, tx, step, tileK, width / 8,
-                [&](OpBuilder &nb, Location nl, Value j, Value run) {
-                  Value key = arith::MinUIOp::create(nb, nl, add(nb, nl, k0, j),
-                                                     lastKey);
-                  Value c0 = mul(nb, nl, run, 8);
-                  auto vecType = VectorType::get({8}, elem);
-                  auto load =
-                      scf::IfOp::create(nb, nl, TypeRange{vecType}, aligned,
-                                        /*withElseRegion=*/true);
-                  OpBuilder tb = OpBuilder::atBlockBegin(load.thenBlock());
-                  scf::YieldOp::create(
-                      tb, nl,
-                      vector::LoadOp::create(
-                          tb, nl, vecType, buf, ValueRange{b0, hk, key, c0},
-                          /*nontemporal=*/false, llvm::MaybeAlign(16))
-                          .getResult());
-                  OpBuilder eb = OpBuilder::atBlockBegin(load.elseBlock());
-                  SmallVector<Value> xs;
-                  for (int64_t e = 0; e < 8; ++e)
-                    xs.push_back(tensor::ExtractOp::create(
-                        eb, nl, src,
-                        ValueRange{b0, hk, key,
-                                   add(eb, nl, c0, indexConst(eb, nl, e))}));
-                  scf::YieldOp::create(
-                      eb, nl,
-                      vector::FromElementsOp::create(eb, nl, vecType, xs)
-                          .getResult());
-                  vector::StoreOp::create(
-                      nb, nl, load.getResult(0), tile, ValueRange{j, c0},
-                      /*nontemporal=*/false,
-                      emulate ? llvm::MaybeAlign() : llvm::MaybeAlign(16));
-                });
-          };
-          stage(k, kBuf, ks, d);
-          stage(v, vBuf, vs, dv);
-          gpu::BarrierOp::create(b, l);
-
           // S = Q · Kᵀ: B[kk][n] = K[8·nt + n][16·kc + kk].
           for (int64_t nt = 0; nt < sTiles; ++nt)
             for (int64_t kc = 0; kc < kChunks; ++kc) {
@@ -575,7 +618,8 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                                 add(fb, fl, mul(fb, fl, hi, 8),
                                     indexConst(fb, fl, 16 * kc)));
                 Value key = add(fb, fl, lane.g, indexConst(fb, fl, 8 * nt));
-                return memref::LoadOp::create(fb, fl, ks, ValueRange{key, col})
+                return memref::LoadOp::create(fb, fl, ks,
+                                              ValueRange{slot, key, col})
                     .getResult();
               };
               // The warp's ldmatrix (x2): lanes 0-7 give the rows K[8·nt +
@@ -597,7 +641,7 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                                 indexConst(fb, fl, 16 * kc));
                 return nvgpu::LdMatrixOp::create(
                            fb, fl, VectorType::get({2, 2}, elem), ks,
-                           ValueRange{key, col}, /*transpose=*/false,
+                           ValueRange{slot, key, col}, /*transpose=*/false,
                            /*numTiles=*/2)
                     .getResult();
               };
@@ -767,7 +811,8 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                                 add(fb, fl, mul(fb, fl, hi, 8),
                                     indexConst(fb, fl, 16 * pc)));
                 Value col = add(fb, fl, lane.g, indexConst(fb, fl, 8 * nt));
-                return memref::LoadOp::create(fb, fl, vs, ValueRange{key, col})
+                return memref::LoadOp::create(fb, fl, vs,
+                                              ValueRange{slot, key, col})
                     .getResult();
               };
               // ldmatrix.trans (x2): lane i < 16 gives the row V[16·pc +
@@ -780,7 +825,7 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                                 indexConst(fb, fl, 16 * pc));
                 return nvgpu::LdMatrixOp::create(
                            fb, fl, VectorType::get({2, 2}, elem), vs,
-                           ValueRange{key, indexConst(fb, fl, 8 * nt)},
+                           ValueRange{slot, key, indexConst(fb, fl, 8 * nt)},
                            /*transpose=*/true, /*numTiles=*/2)
                     .getResult();
               };
@@ -796,10 +841,13 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                          vLoad);
               }
             }
-          SmallVector<Value> next;
+          // Every warp is done with this slot before the next iteration
+          // stages into it.
+          gpu::BarrierOp::create(b, l);
+          SmallVector<Value> yielded;
           for (Registers *r : carried)
-            llvm::append_range(next, r->values);
-          scf::YieldOp::create(b, l, next);
+            llvm::append_range(yielded, r->values);
+          scf::YieldOp::create(b, l, yielded);
         });
     ValueRange results = keyLoop.getResults();
     for (Registers *r : carried)
