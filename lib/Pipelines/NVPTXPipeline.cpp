@@ -87,12 +87,20 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
 }
 
 /// rpe-gpu-attention's options in rpe-nvptx-pipeline.
+/// Whether the attention kernels use tensor cores: asked for, and the chip
+/// has m16n8k16 mma.sync (and cp.async), sm_80 on. Older chips get the
+/// SIMT kernel (LLVM cannot select those instructions for them).
+static bool useTensorCores(const rpe::NVPTXPipelineOptions &options) {
+  return options.tensorCores &&
+         rpe::parseChipVersion(options.chip).value_or(0) >= 80;
+}
+
 static rpe::RPEGPUAttentionPassOptions
 gpuAttentionPassOptions(const rpe::NVPTXPipelineOptions &options) {
   rpe::RPEGPUAttentionPassOptions attention;
   attention.blockRows = options.blockRows;
   attention.tileK = options.tileK;
-  attention.tensorCores = options.tensorCores;
+  attention.tensorCores = useTensorCores(options);
   attention.mmaThreads = options.mmaThreads;
   attention.mmaBlockRows = options.mmaBlockRows;
   attention.mmaTileK = options.mmaTileK;
@@ -151,7 +159,7 @@ void mlir::rpe::buildGPUKernelPasses(OpPassManager &pm,
   pm.addPass(createRPEGPUAttentionPass(gpuAttentionPassOptions(options)));
   // mma.sync for the tensor-core kernel's matmuls; the host emulation (one
   // thread per block) runs their vector form instead.
-  if (options.tensorCores && options.mmaThreads != 1)
+  if (useTensorCores(options) && options.mmaThreads != 1)
     pm.addPass(createRPEGPUTensorCoresPass());
   addToLinalgPasses(pm);
   if (options.emitCInterface)

@@ -881,8 +881,8 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     architecture ``chip``; ``target="nvptx-emulated"`` runs the GPU kernels
     on the CPU, one thread per block. ``tensor_cores`` (GPU targets): f16
     and bf16 attention with head dimensions that are multiples of 16 (D)
-    and 8 (Dv) runs on tensor cores (mma.sync); False keeps the SIMT
-    kernel. ``gpu_kernel_options`` (GPU targets): the GPU kernels'
+    and 8 (Dv) runs on tensor cores (mma.sync, sm_80 and later); False
+    keeps the SIMT kernel. ``gpu_kernel_options`` (GPU targets): the GPU kernels'
     shapes as rpe-nvptx-pipeline options, e.g. "mma-threads=256
     mma-tile-k=16" (block-rows, tile-k, mma-threads, mma-block-rows,
     mma-tile-k, mma-registers, block-size; the emulation keeps one thread

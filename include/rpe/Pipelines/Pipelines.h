@@ -195,7 +195,8 @@ struct NVPTXPipelineOptions : public PassPipelineOptions<NVPTXPipelineOptions> {
   PassOptions::Option<bool> tensorCores{
       *this, "tensor-cores",
       llvm::cl::desc("f16 attention (D a multiple of 16, Dv of 8) on tensor "
-                     "cores (mma.sync m16n8k16, f32 accumulation)"),
+                     "cores (mma.sync m16n8k16, f32 accumulation); sm_80 "
+                     "and later, earlier chips keep the SIMT kernel"),
       llvm::cl::init(true)};
   PassOptions::Option<int64_t> mmaThreads{
       *this, "mma-threads",
