@@ -521,3 +521,21 @@ Value mlir::rpe::buildKeyEnd(OpBuilder &b, Location loc, Value lk, Value length,
                                    arith::MaxSIOp::create(b, loc, bound, zero));
   return end;
 }
+
+std::optional<std::pair<int64_t, int64_t>>
+mlir::rpe::getTensorCoreHeadDims(AttentionOp op) {
+  if (op.getRelValues())
+    return std::nullopt;
+  auto qType = cast<RankedTensorType>(op.getQ().getType());
+  auto kType = cast<RankedTensorType>(op.getK().getType());
+  auto vType = cast<RankedTensorType>(op.getV().getType());
+  Type elem = qType.getElementType();
+  if (!(elem.isF16() || elem.isBF16()) || kType.getElementType() != elem ||
+      vType.getElementType() != elem)
+    return std::nullopt;
+  int64_t d = qType.getDimSize(3), dv = vType.getDimSize(3);
+  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % 16 ||
+      dv % 8 || d == 0 || dv == 0)
+    return std::nullopt;
+  return std::make_pair(d, dv);
+}

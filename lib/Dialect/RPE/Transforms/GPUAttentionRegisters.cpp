@@ -306,20 +306,13 @@ struct RegisterBlock {
 };
 
 RegisterBlock registerBlock(AttentionOp op, const GPUAttentionOptions &o) {
-  if (!o.tensorCores || !o.mmaRegisters || op.getRelValues())
+  std::optional<std::pair<int64_t, int64_t>> dims = getTensorCoreHeadDims(op);
+  if (!o.tensorCores || !o.mmaRegisters || !dims)
     return {};
-  auto qType = cast<RankedTensorType>(op.getQ().getType());
-  auto kType = cast<RankedTensorType>(op.getK().getType());
-  auto vType = cast<RankedTensorType>(op.getV().getType());
-  Type elem = qType.getElementType();
-  if (!(elem.isF16() || elem.isBF16()) || kType.getElementType() != elem ||
-      vType.getElementType() != elem)
-    return {};
-  int64_t d = qType.getDimSize(3), dv = vType.getDimSize(3);
+  int64_t d = dims->first, dv = dims->second;
   // D = 256 needs more registers than a thread has (Q, S and O): the
   // shared-memory kernel takes it.
-  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % 16 ||
-      dv % 8 || d == 0 || dv == 0 || d > 128 || dv > 128)
+  if (d > 128 || dv > 128)
     return {};
   RegisterBlock block;
   int64_t tiles = o.mmaBlockRows / 16;
@@ -477,6 +470,17 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
       }
     }
 
+    // B fragment element i of `lane` (B[k][n], 16 × 8): k = kBase + 2t +
+    // i%2 + 8·(i/2), n = nBase + g.
+    auto bElement = [&](OpBuilder &b, Location l, const Lane &lane, Value i,
+                        int64_t kBase, int64_t nBase) {
+      Value lo = arith::RemUIOp::create(b, l, i, indexConst(b, l, 2));
+      Value hi = arith::DivUIOp::create(b, l, i, indexConst(b, l, 2));
+      Value kk = add(b, l, add(b, l, mul(b, l, lane.t, 2), lo),
+                     add(b, l, mul(b, l, hi, 8), indexConst(b, l, kBase)));
+      return std::make_pair(kk, add(b, l, lane.g, indexConst(b, l, nBase)));
+    };
+
     // O = 0, m = -inf, l = 0; the Q fragments (rows past Lq repeat the
     // last row).
     warp.perLane(rewriter, loc, [&](OpBuilder &b, Location l, const Lane &me) {
@@ -610,14 +614,7 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
             for (int64_t kc = 0; kc < kChunks; ++kc) {
               Fragment kFrag = [&, nt, kc](OpBuilder &fb, Location fl,
                                            const Lane &lane, Value i, int64_t) {
-                Value lo =
-                    arith::RemUIOp::create(fb, fl, i, indexConst(fb, fl, 2));
-                Value hi =
-                    arith::DivUIOp::create(fb, fl, i, indexConst(fb, fl, 2));
-                Value col = add(fb, fl, add(fb, fl, mul(fb, fl, lane.t, 2), lo),
-                                add(fb, fl, mul(fb, fl, hi, 8),
-                                    indexConst(fb, fl, 16 * kc)));
-                Value key = add(fb, fl, lane.g, indexConst(fb, fl, 8 * nt));
+                auto [col, key] = bElement(fb, fl, lane, i, 16 * kc, 8 * nt);
                 return memref::LoadOp::create(fb, fl, ks,
                                               ValueRange{slot, key, col})
                     .getResult();
@@ -803,14 +800,7 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
             for (int64_t pc = 0; pc < pChunks; ++pc) {
               Fragment vFrag = [&, nt, pc](OpBuilder &fb, Location fl,
                                            const Lane &lane, Value i, int64_t) {
-                Value lo =
-                    arith::RemUIOp::create(fb, fl, i, indexConst(fb, fl, 2));
-                Value hi =
-                    arith::DivUIOp::create(fb, fl, i, indexConst(fb, fl, 2));
-                Value key = add(fb, fl, add(fb, fl, mul(fb, fl, lane.t, 2), lo),
-                                add(fb, fl, mul(fb, fl, hi, 8),
-                                    indexConst(fb, fl, 16 * pc)));
-                Value col = add(fb, fl, lane.g, indexConst(fb, fl, 8 * nt));
+                auto [key, col] = bElement(fb, fl, lane, i, 16 * pc, 8 * nt);
                 return memref::LoadOp::create(fb, fl, vs,
                                               ValueRange{slot, key, col})
                     .getResult();

@@ -78,19 +78,10 @@ struct BlockShape {
 /// 48 KiB, down to 16 rows, then the key tile down to 16 keys (D = 256);
 /// none (rows 0) when `op` is not for the tensor-core kernel.
 BlockShape tensorCoreBlock(AttentionOp op, const GPUAttentionOptions &options) {
-  if (!options.tensorCores || op.getRelValues())
+  std::optional<std::pair<int64_t, int64_t>> dims = getTensorCoreHeadDims(op);
+  if (!options.tensorCores || !dims)
     return {};
-  auto qType = cast<RankedTensorType>(op.getQ().getType());
-  auto kType = cast<RankedTensorType>(op.getK().getType());
-  auto vType = cast<RankedTensorType>(op.getV().getType());
-  Type elem = qType.getElementType();
-  if (!(elem.isF16() || elem.isBF16()) || kType.getElementType() != elem ||
-      vType.getElementType() != elem)
-    return {};
-  int64_t d = qType.getDimSize(3), dv = vType.getDimSize(3);
-  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv) || d % 16 ||
-      dv % 8 || d == 0 || dv == 0)
-    return {};
+  int64_t d = dims->first, dv = dims->second;
   BlockShape block{options.mmaBlockRows, options.mmaTileK};
   auto fits = [&] {
     return sharedBytes(block.rows, block.tileK, d, dv) <= kStaticSharedBytes;

@@ -149,6 +149,12 @@ int64_t hoistWindowTerms(RewriterBase &rewriter, AttentionOp op,
                          int64_t padding = 0,
                          SmallVectorImpl<Value> *tables = nullptr);
 
+/// The static head dimensions (D, Dv) of an attention that the tensor-core
+/// GPU kernels take: q, k and v all f16 or all bf16, D a positive multiple
+/// of 16, Dv of 8, no rel_values; none otherwise.
+std::optional<std::pair<int64_t, int64_t>>
+getTensorCoreHeadDims(AttentionOp op);
+
 } // namespace rpe
 } // namespace mlir
 
