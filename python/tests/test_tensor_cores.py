@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import rpe
-from rpe import _capi, ir
+from rpe import _capi, _tools, ir
 
 HAVE_TOOLKIT = (os.path.exists("/usr/local/cuda/nvvm/libdevice/libdevice.10.bc")
                 or bool(os.environ.get("CUDA_ROOT")))
@@ -132,17 +132,23 @@ def test_register_kernel_matches_reference(elem, case, options):
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
 
+def _rpe_opt(text, pipeline):
+    """rpe-opt's output for `text`, without the sanitizer runtime the
+    sanitized test run preloads into Python (a sanitized tool links its
+    own; two ASan runtimes abort)."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    return subprocess.run([_tools.tool_path("rpe-opt"), "-", pipeline],
+                          input=text, capture_output=True, text=True,
+                          check=True, env=env).stdout
+
+
 def test_register_kernel_is_used():
     """mma-registers reaches rpe-gpu-attention: mma.sync on the fragments
     (no vector.contract nest), the warps' quad shuffles, no workgroup score
     tile; D = 256 keeps the shared-memory kernel."""
     text = ir.attention((1, 2, 64, 64), (1, 2, 64, 64), (1, 2, 64, 64),
                         causal=True, elem="bf16", name="attn")
-    out = subprocess.run(
-        [os.path.join(os.environ.get("RPE_BUILD_DIR", "build"), "bin",
-                      "rpe-opt"), "-",
-         "-rpe-gpu-attention=mma-registers=1 mma-threads=128"],
-        input=text, capture_output=True, text=True, check=True).stdout
+    out = _rpe_opt(text, "-rpe-gpu-attention=mma-registers=1 mma-threads=128")
     # Per 32-key tile: S = Q·Kᵀ is 4 key tiles × 4 chunks of D, O += P·V 8
     # column tiles × 2 key chunks.
     assert out.count("nvvm.mma.sync") == 4 * 4 + 8 * 2, out
@@ -150,10 +156,7 @@ def test_register_kernel_is_used():
     assert "x32xf32, #gpu.address_space<workgroup>" not in out
     wide = ir.attention((1, 2, 64, 256), (1, 2, 64, 256), (1, 2, 64, 256),
                         elem="bf16", name="attn")
-    out = subprocess.run(
-        [os.path.join(os.environ.get("RPE_BUILD_DIR", "build"), "bin",
-                      "rpe-opt"), "-", "-rpe-gpu-attention=mma-registers=1"],
-        input=wide, capture_output=True, text=True, check=True).stdout
+    out = _rpe_opt(wide, "-rpe-gpu-attention=mma-registers=1")
     assert "nvvm.mma.sync" not in out and "vector.contract" in out
 
 
