@@ -78,6 +78,24 @@ struct Registers {
   SmallVector<Value> values;
 };
 
+/// The GPU form's register values of `regs`, in order (loop and branch
+/// operands).
+SmallVector<Value> valuesOf(ArrayRef<Registers *> regs) {
+  SmallVector<Value> all;
+  for (Registers *r : regs)
+    llvm::append_range(all, r->values);
+  return all;
+}
+
+/// Sets the GPU form's register values of `regs` from `values`, in order.
+void setValues(ArrayRef<Registers *> regs, ValueRange values) {
+  for (Registers *r : regs)
+    for (Value &x : r->values) {
+      x = values.front();
+      values = values.drop_front();
+    }
+}
+
 /// The value of fragment element `i` as seen by lane `lane`: `i` is a
 /// constant on the GPU (`at` its value), a loop index in the emulation
 /// (`at` -1).
@@ -114,8 +132,6 @@ public:
                          scf::YieldOp::create(nb, nl);
                        });
   }
-
-  bool emulated() const { return emulate; }
 
   /// Register `offset + i` of `lane` (`at`: i's value on the GPU).
   Value load(OpBuilder &b, Location l, const Registers &r, const Lane &lane,
@@ -186,11 +202,11 @@ public:
             acc, me, c + i);
   }
 
-  /// Every lane's registers `idx` become the max (or sum) over the four
-  /// lanes that hold the same rows (lanes 4g .. 4g + 3), in the butterfly
-  /// order of two xor shuffles.
-  void quadReduce(OpBuilder &b, Location l, Registers &r, ArrayRef<int64_t> idx,
-                  bool isMax) const {
+  /// Every register of `r` becomes the max (or sum) over the four lanes
+  /// that hold the same rows (lanes 4g .. 4g + 3), in the butterfly order of
+  /// two xor shuffles.
+  void quadReduce(OpBuilder &b, Location l, Registers &r, bool isMax) const {
+    auto idx = llvm::seq<int64_t>(0, r.size);
     auto combine = [&](OpBuilder &cb, Value x, Value y) -> Value {
       if (isMax)
         return arith::MaximumFOp::create(cb, l, x, y);
@@ -576,19 +592,13 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
 
     // On the GPU the key loop carries O, m and l.
     SmallVector<Registers *> carried = {&oRegs, &mRegs, &lRegs};
-    SmallVector<Value> init;
-    if (!emulate)
-      for (Registers *r : carried)
-        llvm::append_range(init, r->values);
+    // (The emulation's registers hold no values: nothing is carried.)
+    SmallVector<Value> init = valuesOf(carried);
     auto keyLoop = scf::ForOp::create(
         rewriter, loc, indexConst(rewriter, loc, 0), kEnd,
         indexConst(rewriter, loc, tileK), init,
         [&](OpBuilder &b, Location l, Value k0, ValueRange iterArgs) {
-          for (Registers *r : carried)
-            for (Value &x : r->values) {
-              x = iterArgs.front();
-              iterArgs = iterArgs.drop_front();
-            }
+          setValues(carried, iterArgs);
           // Double buffering: this tile is in slot (k0 / tileK) % 2; the next
           // one goes to the other slot while this one is computed (its
           // cp.async group in flight, this tile's complete after the wait).
@@ -709,39 +719,20 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
             scoredTypes.assign(sSize + statSize, f32);
           auto ifFull = scf::IfOp::create(b, l, scoredTypes, full,
                                           /*withElseRegion=*/true);
-          SmallVector<Value> before;
-          for (Registers *r : scored)
-            llvm::append_range(before, r->values);
+          SmallVector<Value> before = valuesOf(scored);
           for (bool isFull : {true, false}) {
             Block *block = isFull ? ifFull.thenBlock() : ifFull.elseBlock();
             OpBuilder bb = OpBuilder::atBlockBegin(block);
             if (block->mightHaveTerminator())
               bb.setInsertionPoint(block->getTerminator());
             // Each branch starts from the dot products.
-            ArrayRef<Value> start = before;
-            for (Registers *r : scored)
-              for (Value &x : r->values) {
-                x = start.front();
-                start = start.drop_front();
-              }
+            setValues(scored, before);
             scores(bb, l, isFull);
-            if (!emulate) {
-              SmallVector<Value> yielded;
-              for (Registers *r : scored)
-                llvm::append_range(yielded, r->values);
-              scf::YieldOp::create(bb, l, yielded);
-            }
+            if (!emulate)
+              scf::YieldOp::create(bb, l, valuesOf(scored));
           }
-          ValueRange scoredValues = ifFull.getResults();
-          for (Registers *r : scored)
-            for (Value &x : r->values) {
-              x = scoredValues.front();
-              scoredValues = scoredValues.drop_front();
-            }
-          SmallVector<int64_t> statIdx;
-          for (int64_t i = 0; i < statSize; ++i)
-            statIdx.push_back(i);
-          warp.quadReduce(b, l, tileMax, statIdx, /*isMax=*/true);
+          setValues(scored, ifFull.getResults());
+          warp.quadReduce(b, l, tileMax, /*isMax=*/true);
 
           // m' = max(m, tile max); alpha = exp(m - m') (0 while nothing was
           // seen); p = exp(s - m') with m' = 0 while every key is masked;
@@ -834,24 +825,13 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
           // Every warp is done with this slot before the next iteration
           // stages into it.
           gpu::BarrierOp::create(b, l);
-          SmallVector<Value> yielded;
-          for (Registers *r : carried)
-            llvm::append_range(yielded, r->values);
-          scf::YieldOp::create(b, l, yielded);
+          scf::YieldOp::create(b, l, valuesOf(carried));
         });
-    ValueRange results = keyLoop.getResults();
-    for (Registers *r : carried)
-      for (Value &x : r->values) {
-        x = results.front();
-        results = results.drop_front();
-      }
+    setValues(carried, keyLoop.getResults());
 
     // l over the row's four lanes; out = O / l (0 for a row that saw no
     // key), rows below Lq only.
-    SmallVector<int64_t> statIdx;
-    for (int64_t i = 0; i < statSize; ++i)
-      statIdx.push_back(i);
-    warp.quadReduce(rewriter, loc, lRegs, statIdx, /*isMax=*/false);
+    warp.quadReduce(rewriter, loc, lRegs, /*isMax=*/false);
     warp.perLane(rewriter, loc, [&](OpBuilder &b, Location l, const Lane &me) {
       for (int64_t m = 0; m < mTiles; ++m)
         for (int64_t half = 0; half < 2; ++half) {
