@@ -37,11 +37,16 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
   pm.addPass(createRPEReadOnlyArgumentsPass());
   buildGPUKernelPasses(pm, options);
   pm.addPass(createLowerAffinePass());
-  pm.addPass(arith::createArithExpandOpsPass());
+  // Not arith-expand: the float min / max ops stay one instruction each.
+  pm.addPass(rpe::createRPEExpandArithDivisionsPass());
   // Upstream's gpu-lower-to-nvvm-pipeline, with gpu-async-region after
   // the outlining: gpu-to-llvm lowers gpu.alloc / dealloc / memcpy only
   // in their async form (the region chains them, and waits at its end).
   pm.addPass(createConvertNVGPUToNVVMPass());
+  // Constants and index computations into the launch bodies: outlined,
+  // they would be kernel parameters (a division by a tile width becomes a
+  // 64-bit division by a parameter, loops of known trip count stay loops).
+  pm.addNestedPass<func::FuncOp>(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   // ldmatrix, 32-bit fragment loads and 16-byte tile stores.
   pm.addPass(createRPEGPUAlignWorkgroupPass());

@@ -1,12 +1,12 @@
 // REQUIRES: cuda-toolkit
 // RUN: rpe-opt %s -rpe-nvptx-pipeline="format=isa" | FileCheck %s --check-prefix=NOLXL
 // RUN: rpe-compile %s --target=nvptx --chip=sm_80 --emit=ptx -o %t.sm80.ptx
-// RUN: FileCheck %s --input-file=%t.sm80.ptx --check-prefix=PTX
+// RUN: FileCheck %s --input-file=%t.sm80.ptx --check-prefix=PTX --implicit-check-not=setp.nan
 // RUN: %ptxas -arch=sm_80 -v %t.sm80.ptx -o %t.sm80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: rpe-compile %s --target=nvptx --chip=sm_90 --emit=ptx -o %t.sm90.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.sm90.ptx -o %t.sm90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: rpe-compile %s --target=nvptx --chip=sm_80 --emit=ptx --gpu-kernel-options="mma-registers=1 mma-tile-k=64" -o %t.reg80.ptx
-// RUN: FileCheck %s --input-file=%t.reg80.ptx --check-prefix=REG --implicit-check-not=.local
+// RUN: FileCheck %s --input-file=%t.reg80.ptx --check-prefix=REG --implicit-check-not=.local --implicit-check-not=setp.nan --implicit-check-not=div.u64 --implicit-check-not=rem.u64
 // RUN: %ptxas -arch=sm_80 -v %t.reg80.ptx -o %t.reg80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: rpe-compile %s --target=nvptx --chip=sm_90 --emit=ptx --gpu-kernel-options="mma-registers=1 mma-tile-k=64" -o %t.reg90.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.reg90.ptx -o %t.reg90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
@@ -28,6 +28,9 @@
 // PTX-DAG: bar.sync
 // PTX-DAG: ex2.approx.ftz.f32
 // PTX-DAG: shfl.sync.bfly.b32
+// The row maxima: one max.NaN.f32 each (arith.maximumf not expanded into a
+// compare, a NaN test and selects).
+// PTX-DAG: max.NaN.f32
 // PTX: .entry __rpe_attention_0_kernel(
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // The three kernels (two attentions, the T5 diagonal table) assemble
@@ -51,6 +54,11 @@
 // REG-DAG: ldmatrix.sync.aligned.m8n8.x2.shared.b16
 // REG-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
 // REG-DAG: shfl.sync.bfly.b32
+// Softmax: max.NaN.f32 per score, exp as one FMA and ex2 (denormals
+// flushed). The tile widths and trip counts are constants in the kernel
+// (not kernel parameters): no 64-bit division anywhere.
+// REG-DAG: max.NaN.f32
+// REG-DAG: ex2.approx.ftz.f32
 // REG: .entry __rpe_attention_0_kernel(
 // REG: mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // SIMT-NOT: mma.sync

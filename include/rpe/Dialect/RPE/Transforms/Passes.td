@@ -548,6 +548,21 @@ def RPEGPUAlignWorkgroupPass : Pass<"rpe-gpu-align-workgroup"> {
   ];
 }
 
+def RPEExpandArithDivisionsPass : Pass<"rpe-expand-arith-divisions"> {
+  let summary = "Expand arith's ceil / floor divisions (and scaling casts) "
+                "for the LLVM lowering, keeping the float min / max ops";
+  let description = [{
+    `arith-expand` without its float min / max expansions: `ceildivsi`,
+    `ceildivui`, `floordivsi`, `scaling_extf` and `scaling_truncf`, which
+    `convert-arith-to-llvm` has no lowering for, become plain arith ops.
+    `maximumf`, `minimumf`, `maxnumf` and `minnumf` stay: they lower to the
+    LLVM intrinsics, which NVPTX selects as one instruction (`max.NaN.f32`
+    from sm_80 on), where `arith-expand` makes each a compare, a NaN test and
+    two selects (the GPU attention kernels take a maximum per score).
+  }];
+  let dependentDialects = ["mlir::arith::ArithDialect"];
+}
+
 def RPEGPULaunchToLoopsPass : Pass<"rpe-gpu-launch-to-loops"> {
   let summary = "Run gpu.launch kernels with one-thread blocks as host loops";
   let description = [{
