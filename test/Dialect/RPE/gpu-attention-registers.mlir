@@ -21,18 +21,24 @@
 // CHECK: arith.andi {{.*}} : i1
 // Q's fragments: read once, before the key loop.
 // CHECK: tensor.extract %{{.*}} : tensor<1x8x4096x64xf16>
-// The first tile into slot 0 where there are keys: runs of 8 elements per
-// thread, one 16-byte cp.async where the operands' start and outer strides
-// are 16-byte multiples on the device, else eight 2-byte loads and one
-// 16-byte store; one cp.async group.
+// The first tile into slot 0 where there are keys: runs of 8 elements, 256
+// per tile, so 2 per thread (a loop of 2 iterations from the thread id, no
+// block-size dependent bounds); one branch per tile on the alignment: one
+// 16-byte cp.async per run where the operands' start and outer strides are
+// 16-byte multiples on the device, else eight 2-byte loads and one 16-byte
+// store; one cp.async group.
 // CHECK: scf.if %{{.*}} {
-// CHECK: scf.for %{{.*}} = %[[TX]] to %c256 step %{{.*}} {
-// CHECK: scf.if %{{.*}} {
+// CHECK: scf.if %[[ALIGNED:.*]] {
+// CHECK: scf.for %[[I:.*]] = %c0 to %c2 step %c1 {
+// CHECK: %[[STRIDE:.*]] = arith.muli %[[I]], %c128 : index
+// CHECK: arith.addi %[[TX]], %[[STRIDE]] : index
+// CHECK-NOT: scf.if
 // CHECK: nvgpu.device_async_copy %[[KB]][%{{.*}}], %[[KS]][%c0, %{{.*}}, %{{.*}}], 8 {bypassL1} : memref<1x2x4096x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<2x32x72xf16, #gpu.address_space<workgroup>>
+// CHECK: nvgpu.device_async_copy %[[VB]]
 // CHECK: } else {
+// CHECK: scf.for %{{.*}} = %c0 to %c2 step %c1 {
 // CHECK-COUNT-8: tensor.extract %{{.*}} : tensor<1x2x4096x64xf16>
 // CHECK: vector.store %{{.*}}, %[[KS]][%c0, %{{.*}}, %{{.*}}] {alignment = 16 : i64} : memref<2x32x72xf16, #gpu.address_space<workgroup>>, vector<8xf16>
-// CHECK: nvgpu.device_async_copy %[[VB]]
 // CHECK: nvvm.cp.async.commit.group
 // Per tile: the next tile into the other slot, a group, wait for all but
 // that group, barrier; compute; barrier.
@@ -56,7 +62,9 @@
 // The row maxima over the quads of lanes.
 // CHECK: gpu.shuffle  xor %{{.*}}, %c1_i32, %c32_i32 : f32
 // CHECK: gpu.shuffle  xor %{{.*}}, %c2_i32, %c32_i32 : f32
-// CHECK: math.exp
+// p = 2^(s·log2(e) - m·log2(e)): one FMA and MUFU.EX2 (denormals flushed).
+// CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} : f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%{{.*}}) : (f32) -> f32
 // O += P·V: 8 column tiles × 2 key chunks, P straight from S, V's
 // fragments by ldmatrix.trans.
 // CHECK: nvgpu.ldmatrix %[[VS]][%[[SLOT]], %{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<2x32x72xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
@@ -81,6 +89,7 @@
 // EMU-NOT: nvgpu.device_async_copy
 // EMU-NOT: nvvm.cp.async
 // EMU-NOT: gpu.shuffle
+// EMU-NOT: llvm.call_intrinsic
 // EMU: return
 func.func @t5_causal_gqa_f16(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x2x4096x64xf16>, %v: tensor<1x2x4096x64xf16>, %table: tensor<32x8xf32>) -> tensor<1x8x4096x64xf16> {
   %0 = rpe.attention %q, %k, %v causal : tensor<1x8x4096x64xf16>, tensor<1x2x4096x64xf16>, tensor<1x2x4096x64xf16> -> tensor<1x8x4096x64xf16> {

@@ -50,6 +50,8 @@
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/Support/MathExtras.h"
+
 #include <limits>
 
 using namespace mlir;
@@ -111,6 +113,18 @@ class WarpBuilder {
 public:
   WarpBuilder(bool emulate, Value laneId, Type elem)
       : emulate(emulate), laneId(laneId), elem(elem) {}
+
+  /// 2^x for the softmax: MUFU.EX2 with denormals flushed on the GPU (an
+  /// exp below 2^-126 adds nothing next to the row's 1 = exp(max - max)),
+  /// math.exp2 in the emulation.
+  Value exp2(OpBuilder &b, Location l, Value x) const {
+    if (emulate)
+      return math::Exp2Op::create(b, l, x);
+    return LLVM::CallIntrinsicOp::create(
+               b, l, x.getType(),
+               b.getStringAttr("llvm.nvvm.ex2.approx.ftz.f32"), x)
+        .getResult(0);
+  }
 
   Lane lane(OpBuilder &b, Location l, Value id) const {
     Value four = indexConst(b, l, 4);
@@ -299,19 +313,40 @@ private:
   Type elem;
 };
 
-/// for (idx = tx; idx < count·width; idx += step) body(idx / width,
-/// idx % width).
-void forShared(OpBuilder &b, Location l, Value tx, Value step, int64_t count,
-               int64_t width,
+/// for (idx = tx; idx < count·width; idx += threads) fn(idx / width,
+/// idx % width), as a loop of a known trip count (ceil(count·width /
+/// threads); the last iteration guarded where threads do not divide
+/// count·width), which LLVM unrolls.
+void forShared(OpBuilder &b, Location l, Value tx, int64_t threads,
+               int64_t count, int64_t width,
                function_ref<void(OpBuilder &, Location, Value, Value)> fn) {
-  scf::ForOp::create(b, l, tx, indexConst(b, l, count * width), step,
-                     ValueRange{},
-                     [&](OpBuilder &nb, Location nl, Value idx, ValueRange) {
-                       Value w = indexConst(nb, nl, width);
-                       fn(nb, nl, arith::DivUIOp::create(nb, nl, idx, w),
-                          arith::RemUIOp::create(nb, nl, idx, w));
-                       scf::YieldOp::create(nb, nl);
-                     });
+  int64_t total = count * width;
+  scf::ForOp::create(
+      b, l, indexConst(b, l, 0),
+      indexConst(b, l, llvm::divideCeil(total, threads)), indexConst(b, l, 1),
+      ValueRange{}, [&](OpBuilder &nb, Location nl, Value i, ValueRange) {
+        Value idx = arith::AddIOp::create(
+            nb, nl, tx,
+            arith::MulIOp::create(nb, nl, i, indexConst(nb, nl, threads)));
+        auto body = [&](OpBuilder &bb) {
+          Value w = indexConst(bb, nl, width);
+          fn(bb, nl, arith::DivUIOp::create(bb, nl, idx, w),
+             arith::RemUIOp::create(bb, nl, idx, w));
+        };
+        if (total % threads == 0) {
+          body(nb);
+        } else {
+          auto inRange = scf::IfOp::create(
+              nb, nl,
+              arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, idx,
+                                    indexConst(nb, nl, total)),
+              /*withElseRegion=*/false);
+          OpBuilder ib = OpBuilder::atBlockBegin(inRange.thenBlock());
+          ib.setInsertionPoint(inRange.thenBlock()->getTerminator());
+          body(ib);
+        }
+        scf::YieldOp::create(nb, nl);
+      });
 }
 
 /// The shape of a register-resident block.
@@ -398,7 +433,8 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
     SmallVector<Type> workgroupTypes = {
         space(gpu::AddressSpace::Workgroup, {2, tileK, d + kRowPad}, elem),
         space(gpu::AddressSpace::Workgroup, {2, tileK, dv + kRowPad}, elem)};
-    Value threadsC = indexConst(rewriter, loc, emulate ? 1 : 32 * block.warps);
+    int64_t threads = emulate ? 1 : 32 * block.warps;
+    Value threadsC = indexConst(rewriter, loc, threads);
     // K and V as buffers (read only), for the 16-byte loads of the staging.
     auto bufferOf = [&](Value t) -> Value {
       auto type = cast<RankedTensorType>(t.getType());
@@ -427,7 +463,6 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
 
     gpu::KernelDim3 blockIds = launch.getBlockIds();
     Value tx = launch.getThreadIds().x;
-    Value step = launch.getBlockSize().x;
     Value b0 = blockIds.z, h = blockIds.y;
     Value row0 = arith::MulIOp::create(rewriter, loc, blockIds.x, rowsC);
     Value lastRow = arith::SubIOp::create(rewriter, loc, dims.lq, one);
@@ -530,47 +565,55 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
     // and store in the emulation), else eight 2-byte loads and a 16-byte
     // store (the tiles' rows are 16-byte multiples).
     auto stage = [&](OpBuilder &b, Location l, Value start, Value slot) {
-      auto copy = [&](Value src, Value buf, Value tile, int64_t width) {
+      // One branch for the whole tile (uniform over the block), each side
+      // a loop of a known trip count.
+      auto ifAligned = scf::IfOp::create(b, l, aligned,
+                                         /*withElseRegion=*/true);
+      auto copy = [&](OpBuilder &cb, Value src, Value buf, Value tile,
+                      int64_t width, bool async) {
         forShared(
-            b, l, tx, step, tileK, width / 8,
+            cb, l, tx, threads, tileK, width / 8,
             [&](OpBuilder &nb, Location nl, Value j, Value run) {
               Value key = arith::MinUIOp::create(nb, nl, add(nb, nl, start, j),
                                                  lastKey);
               Value c0 = mul(nb, nl, run, 8);
               auto vecType = VectorType::get({8}, elem);
-              auto ifAligned = scf::IfOp::create(nb, nl, aligned,
-                                                 /*withElseRegion=*/true);
-              OpBuilder tb = OpBuilder::atBlockBegin(ifAligned.thenBlock());
-              OpBuilder eb = OpBuilder::atBlockBegin(ifAligned.elseBlock());
-              auto alignment =
-                  emulate ? llvm::MaybeAlign() : llvm::MaybeAlign(16);
-              if (emulate) {
+              if (async && emulate) {
                 Value x = vector::LoadOp::create(
-                    tb, nl, vecType, buf, ValueRange{b0, hk, key, c0},
+                    nb, nl, vecType, buf, ValueRange{b0, hk, key, c0},
                     /*nontemporal=*/false, llvm::MaybeAlign());
-                vector::StoreOp::create(tb, nl, x, tile,
+                vector::StoreOp::create(nb, nl, x, tile,
                                         ValueRange{slot, j, c0});
-              } else {
+                return;
+              }
+              if (async) {
                 nvgpu::DeviceAsyncCopyOp::create(
-                    tb, nl, nvgpu::DeviceAsyncTokenType::get(ctx), tile,
+                    nb, nl, nvgpu::DeviceAsyncTokenType::get(ctx), tile,
                     ValueRange{slot, j, c0}, buf, ValueRange{b0, hk, key, c0},
-                    tb.getIndexAttr(8), /*srcElements=*/Value(),
-                    /*bypassL1=*/tb.getUnitAttr());
+                    nb.getIndexAttr(8), /*srcElements=*/Value(),
+                    /*bypassL1=*/nb.getUnitAttr());
+                return;
               }
               SmallVector<Value> xs;
               for (int64_t e = 0; e < 8; ++e)
                 xs.push_back(tensor::ExtractOp::create(
-                    eb, nl, src,
+                    nb, nl, src,
                     ValueRange{b0, hk, key,
-                               add(eb, nl, c0, indexConst(eb, nl, e))}));
+                               add(nb, nl, c0, indexConst(nb, nl, e))}));
               vector::StoreOp::create(
-                  eb, nl, vector::FromElementsOp::create(eb, nl, vecType, xs),
+                  nb, nl, vector::FromElementsOp::create(nb, nl, vecType, xs),
                   tile, ValueRange{slot, j, c0}, /*nontemporal=*/false,
-                  alignment);
+                  emulate ? llvm::MaybeAlign() : llvm::MaybeAlign(16));
             });
       };
-      copy(k, kBuf, ks, d);
-      copy(v, vBuf, vs, dv);
+      for (bool async : {true, false}) {
+        Block *block = async ? ifAligned.thenBlock() : ifAligned.elseBlock();
+        OpBuilder cb = OpBuilder::atBlockBegin(block);
+        if (block->mightHaveTerminator())
+          cb.setInsertionPoint(block->getTerminator());
+        copy(cb, k, kBuf, ks, d, async);
+        copy(cb, v, vBuf, vs, dv, async);
+      }
     };
     // A cp.async group per tile, and one per iteration (empty where
     // nothing went async): the wait below counts groups.
@@ -736,10 +779,12 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
 
           // m' = max(m, tile max); alpha = exp(m - m') (0 while nothing was
           // seen); p = exp(s - m') with m' = 0 while every key is masked;
-          // l = alpha·l + this lane's p; O *= alpha.
+          // l = alpha·l + this lane's p; O *= alpha. Each exp is an exp2 of
+          // one FMA: exp(s - m') = 2^(s·log2(e) - m'·log2(e)).
           warp.perLane(b, l, [&](OpBuilder &sb, Location sl, const Lane &me) {
             Value negInf = f32Const(sb, sl, kNegInf);
             Value zeroF = f32Const(sb, sl, 0.0);
+            Value log2e = f32Const(sb, sl, llvm::numbers::log2e);
             for (int64_t m = 0; m < mTiles; ++m)
               for (int64_t half = 0; half < 2; ++half) {
                 int64_t stat = 2 * m + half;
@@ -751,8 +796,11 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                     arith::CmpFOp::create(sb, sl, arith::CmpFPredicate::OEQ,
                                           mOld, negInf),
                     zeroF,
-                    math::ExpOp::create(
-                        sb, sl, arith::SubFOp::create(sb, sl, mOld, mNew)));
+                    warp.exp2(sb, sl,
+                              arith::MulFOp::create(
+                                  sb, sl,
+                                  arith::SubFOp::create(sb, sl, mOld, mNew),
+                                  log2e)));
                 Value mSafe = arith::SelectOp::create(
                     sb, sl,
                     arith::CmpFOp::create(sb, sl, arith::CmpFPredicate::OEQ,
@@ -760,13 +808,16 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                     zeroF, mNew);
                 Value sum = arith::MulFOp::create(
                     sb, sl, alpha, warp.load(sb, sl, lRegs, me, stat));
+                Value mScaled = arith::NegFOp::create(
+                    sb, sl, arith::MulFOp::create(sb, sl, mSafe, log2e));
                 for (int64_t nt = 0; nt < sTiles; ++nt)
                   for (int64_t lo = 0; lo < 2; ++lo) {
                     int64_t c = (m * sTiles + nt) * 4 + 2 * half + lo;
-                    Value p = math::ExpOp::create(
-                        sb, sl,
-                        arith::SubFOp::create(
-                            sb, sl, warp.load(sb, sl, sRegs, me, c), mSafe));
+                    Value p =
+                        warp.exp2(sb, sl,
+                                  math::FmaOp::create(
+                                      sb, sl, warp.load(sb, sl, sRegs, me, c),
+                                      log2e, mScaled));
                     warp.store(sb, sl, p, sRegs, me, c);
                     sum = arith::AddFOp::create(sb, sl, sum, p);
                   }
