@@ -34,11 +34,14 @@ fi
 /usr/bin/python3 bench/gpu_attention_bench.py --compile-only "$CHIP" || exit 1
 /usr/bin/python3 bench/gpu_kernel_profile.py --compile-only "$CHIP" || exit 1
 # The register-resident tensor-core kernel (mma-registers), not yet the
-# default: its T5 benchmark and its profile against the default kernel.
+# default: its T5 benchmark and its profile against the default kernel,
+# with 32- and 64-key tiles, and with 4 warps of 32 rows (two 16-row tiles
+# per warp share each K and V fragment).
 REG="mma-registers=1"
+VARIANTS="$REG;$REG mma-tile-k=64;$REG mma-block-rows=128 mma-threads=128"
 /usr/bin/python3 bench/gpu_attention_bench.py --compile-only "$CHIP" \
-  --gpu-kernel-options="$REG;$REG mma-tile-k=64" || exit 1
+  --gpu-kernel-options="$VARIANTS" || exit 1
 /usr/bin/python3 bench/gpu_kernel_profile.py --compile-only "$CHIP" \
-  --kinds none,t5,alibi,swin --variants "$REG;$REG mma-tile-k=64" || exit 1
+  --kinds none,t5,alibi,swin --variants "$VARIANTS" || exit 1
 echo "gpu-bundle: $(ls "$BUNDLE/modules" | grep -c '\.so$') modules for $CHIP," \
   "$(du -sh "$BUNDLE" | cut -f1) in $BUNDLE"

@@ -8,7 +8,8 @@
 # arguments the benchmark runs a subset that fits a 10-minute device
 # command with the suite (bf16, D = 64 and 128, causal and not, L = 2048
 # and 8192, rpe's default kernel and the register-resident one with 32-
-# and 64-key tiles: FlexAttention compiles once per shape); arguments
+# and 64-key tiles and with 32 rows per warp: FlexAttention compiles once
+# per shape); arguments
 # replace it.
 # Each stage has a time limit (RPE_GPU_SUITE_SECONDS, RPE_GPU_BENCH_SECONDS,
 # default 300 each; device time is minutes), and each test one of 120 s
@@ -36,7 +37,7 @@ if (( $# == 0 )); then
   # rpe's default tensor-core kernel beside the register-resident one
   # (mma-registers, opt-in until measured here).
   set -- --dtypes bf16 --head-dims 64,128 --causal both --lengths 2048,8192 \
-    --gpu-kernel-options ";mma-registers=1;mma-registers=1 mma-tile-k=64"
+    --gpu-kernel-options ";mma-registers=1;mma-registers=1 mma-tile-k=64;mma-registers=1 mma-block-rows=128 mma-threads=128"
 fi
 timeout "${RPE_GPU_BENCH_SECONDS:-300}" \
   python3 bench/gpu_attention_bench.py --plot "$OUT/gpu_attention.png" "$@" 2>&1 \

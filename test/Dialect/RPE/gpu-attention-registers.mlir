@@ -1,6 +1,7 @@
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-threads=128" -canonicalize -split-input-file | FileCheck %s
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-threads=1" -canonicalize -split-input-file | FileCheck %s --check-prefix=EMU
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1" -split-input-file | FileCheck %s --check-prefix=NOLXL
+// RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-block-rows=128 mma-threads=128" -canonicalize -split-input-file | FileCheck %s --check-prefix=ROWS
 
 // f16 T5-biased causal GQA attention at L = 4096 as the register-resident
 // tensor-core kernel: 4 warps of 16 rows (64-row blocks, 128 threads); the
@@ -110,6 +111,18 @@ func.func @t5_causal_gqa_f16(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x2x4096x64
 // CHECK-LABEL: func.func @wide_bf16
 // CHECK: workgroup(%{{.*}} : memref<2x32x136xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x136xbf16, #gpu.address_space<workgroup>>)
 // CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>{{.*}} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// 128 rows on 4 warps: two 16-row tiles per warp at D = 64 (the key loop
+// carries O for both, 64 values, and 2 maxima and 2 sums per tile: 72),
+// one at D = 128 (registers; 64 + 4 values), so 64 rows per block there.
+// ROWS-LABEL: func.func @t5_causal_gqa_f16
+// ROWS: %[[BLOCKS:.*]] = arith.constant 32 : index
+// ROWS: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[BLOCKS]], %{{.*}} = %c8, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c128,
+// ROWS: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// ROWS-LABEL: func.func @wide_bf16
+// ROWS: %[[ROWS:.*]] = arith.constant 64 : index
+// ROWS: arith.ceildivui %{{.*}}, %[[ROWS]] : index
+// ROWS: threads({{.*}}) in (%{{.*}} = %c128,
+// ROWS: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK-LABEL: func.func @d256_bf16
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: vector.contract

@@ -371,6 +371,11 @@ RegisterBlock registerBlock(AttentionOp op, const GPUAttentionOptions &o) {
   while (tiles % block.warps)
     --block.warps;
   block.mTiles = tiles / block.warps;
+  // Two 16-row tiles per warp double S and O: at D or Dv above 64 that
+  // spills (ptxas, 48-200 bytes), so there a warp keeps one (fewer rows
+  // per block). The emulation has no registers to run out of.
+  if (std::max(d, dv) > 64 && o.mmaThreads != 1)
+    block.mTiles = 1;
   // S and O together stay within the registers of a thread (ptxas: no
   // spills at D = 128 with 32 keys, at D = 64 with 64).
   block.tileK =

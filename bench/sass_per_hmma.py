@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""Instructions per HMMA in a full key tile of rpe's tensor-core attention
+kernels, counted in the SASS (issue 9). A static count, not a time: it
+needs no GPU (rpe-compile, ptxas and nvdisasm only).
+
+    python3 bench/sass_per_hmma.py [--chip sm_90] [--kinds none,t5]
+        [--head-dim 64] [--variants "OPTIONS;OPTIONS;..."]
+
+For each kind (none: bias-free; t5: 32 buckets, max distance 128) and each
+string of GPU kernel options (rpe-compile --gpu-kernel-options; "" is the
+default kernel), compiles bf16 attention of dynamic length (B=4, H=16) to
+a cubin, disassembles it and walks the attention kernel's key loop (its
+outermost backward branch): the instructions one full key tile executes
+are the loop body without the partial-tile branch (the if / else side
+without HMMA that holds the clamped reads) and without the misaligned
+staging (the side whose global loads are 2-byte, no cp.async); inner
+loops count once per iteration when their trip count is a constant
+(`--trips`), else once. Prints the count, HMMA, instructions per HMMA,
+ptxas' registers and spill bytes, and the commonest opcodes.
+"""
+
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+MODULES = {
+    "none": """
+func.func @attention(%q: tensor<4x16x?x{d}xbf16>, %k: tensor<4x16x?x{d}xbf16>, %v: tensor<4x16x?x{d}xbf16>) -> tensor<4x16x?x{d}xbf16> {{
+  %0 = rpe.attention %q, %k, %v : tensor<4x16x?x{d}xbf16>, tensor<4x16x?x{d}xbf16>, tensor<4x16x?x{d}xbf16> -> tensor<4x16x?x{d}xbf16>
+  return %0 : tensor<4x16x?x{d}xbf16>
+}}
+""",
+    "t5": """
+func.func @attention(%q: tensor<4x16x?x{d}xbf16>, %k: tensor<4x16x?x{d}xbf16>, %v: tensor<4x16x?x{d}xbf16>, %table: tensor<32x16xbf16>) -> tensor<4x16x?x{d}xbf16> {{
+  %c2 = arith.constant 2 : index
+  %lq = tensor.dim %q, %c2 : tensor<4x16x?x{d}xbf16>
+  %lk = tensor.dim %k, %c2 : tensor<4x16x?x{d}xbf16>
+  %bias = rpe.relative_bias %table sizes(%lq, %lk) by t5<num_buckets = 32, max_distance = 128, bidirectional = true> : tensor<32x16xbf16> -> tensor<16x?x?xbf16>
+  %0 = rpe.attention %q, %k, %v bias(%bias : tensor<16x?x?xbf16>) : tensor<4x16x?x{d}xbf16>, tensor<4x16x?x{d}xbf16>, tensor<4x16x?x{d}xbf16> -> tensor<4x16x?x{d}xbf16>
+  return %0 : tensor<4x16x?x{d}xbf16>
+}}
+""",
+}
+
+
+def tool(name, env_dir=None):
+    """A tool from the build tree, the CUDA toolkit, rpe's tool cache or
+    PATH."""
+    build = os.environ.get("RPE_BUILD_DIR", os.path.join(ROOT, "build"))
+    cuda = os.environ.get("CUDA_ROOT", "/usr/local/cuda")
+    for path in (os.path.join(build, "bin", name),
+                 os.path.join(cuda, "bin", name),
+                 os.path.expanduser("~/.cache/rpe-cuda-tools/bin/" + name)):
+        if os.access(path, os.X_OK):
+            return path
+    found = shutil.which(name)
+    if not found:
+        sys.exit(f"sass_per_hmma: {name} not found")
+    return found
+
+
+def parse(sass, kernel):
+    """The instructions of `kernel` and its labels' positions."""
+    inside, ins, labels = False, [], {}
+    for line in sass.splitlines():
+        if line.startswith(".text."):
+            inside = line[len(".text."):].rstrip(":") == kernel
+            continue
+        if not inside:
+            continue
+        m = re.match(r"^(\.L_x_\d+):", line)
+        if m:
+            labels[m.group(1)] = len(ins)
+            continue
+        m = re.search(r"/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;", line)
+        if m:
+            ins.append(m.group(1))
+    return ins, labels
+
+
+def full_tile(ins, labels, trips):
+    """Opcode counts of one full key tile (see the module docstring)."""
+    def target(text):
+        m = re.search(r"BRA\s+`?\(?(\.L_x_\d+)", text)
+        return labels.get(m.group(1)) if m else None
+
+    back = [(target(t), i) for i, t in enumerate(ins)
+            if "BRA" in t and target(t) is not None and target(t) <= i]
+    loops = [(a, b) for a, b in back
+             if any("HMMA" in t for t in ins[a:b + 1])]
+    if not loops:
+        return None
+    a, b = max(loops, key=lambda x: x[1] - x[0])
+    inner = [(s, e) for s, e in back if (s, e) != (a, b) and a <= s
+             and e <= b]
+    # if / else: a conditional forward branch to j, whose then-side ends
+    # with a branch over the else-side to k.
+    sides = []
+    for i in range(a, b):
+        if not re.match(r"@!?P\d BRA", ins[i]):
+            continue
+        j = target(ins[i])
+        if j is None or j <= i or not ins[j - 1].startswith("BRA"):
+            continue
+        k = target(ins[j - 1])
+        if k is None or k <= j:
+            continue
+        sides += [(i + 1, j), (j, k)]
+    skip = []
+    partial = [s for s in sides
+               if not any("HMMA" in t for t in ins[s[0]:s[1]])
+               and any("FMNMX" in t for t in ins[s[0]:s[1]])]
+    if partial:
+        skip.append(max(partial, key=lambda s: s[1] - s[0]))
+    skip += [s for s in sides
+             if any("LDG.E.U16" in t for t in ins[s[0]:s[1]])
+             and not any("LDGSTS" in t for t in ins[s[0]:s[1]])]
+    counts = collections.Counter()
+    for i in range(a, b + 1):
+        if any(s <= i < e for s, e in skip):
+            continue
+        weight = trips if any(s <= i <= e for s, e in inner) else 1
+        op = re.sub(r"^@!?U?P\w+\s+", "", ins[i]).split()[0].split(".")[0]
+        counts[op] += weight
+    return counts
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chip", default="sm_90")
+    parser.add_argument("--kinds", default="none,t5")
+    parser.add_argument("--head-dim", type=int, default=64)
+    parser.add_argument("--variants",
+                        default=";mma-registers=1;"
+                        "mma-registers=1 mma-tile-k=64;"
+                        "mma-registers=1 mma-block-rows=128 mma-threads=128")
+    parser.add_argument("--trips", type=int, default=1,
+                        help="iterations counted for each inner loop")
+    args = parser.parse_args()
+    compile_tool, ptxas, nvdisasm = (tool("rpe-compile"), tool("ptxas"),
+                                     tool("nvdisasm"))
+    print(f"| kind | options | instructions | HMMA | per HMMA | registers "
+          f"| spill bytes | commonest |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for kind in args.kinds.split(","):
+            source = os.path.join(tmp, kind + ".mlir")
+            with open(source, "w") as f:
+                f.write(MODULES[kind].format(d=args.head_dim))
+            for options in args.variants.split(";"):
+                ptx = os.path.join(tmp, "k.ptx")
+                cubin = os.path.join(tmp, "k.cubin")
+                subprocess.run([compile_tool, source, "--target=nvptx",
+                                f"--chip={args.chip}", "--emit=ptx",
+                                f"--gpu-kernel-options={options}", "-o", ptx],
+                               check=True)
+                info = subprocess.run(
+                    [ptxas, f"-arch={args.chip}", "-v", ptx, "-o", cubin],
+                    check=True, capture_output=True, text=True).stderr
+                sass = subprocess.run([nvdisasm, "-c", cubin], check=True,
+                                      capture_output=True, text=True).stdout
+                kernels = re.findall(r"^\.text\.(\S+):", sass, re.M)
+                for kernel in kernels:
+                    ins, labels = parse(sass, kernel)
+                    counts = full_tile(ins, labels, args.trips)
+                    if counts is None:
+                        continue
+                    block = info.split(f"'{kernel}'")[1]
+                    regs = re.search(r"Used (\d+) registers", block).group(1)
+                    spill = re.search(r"(\d+) bytes spill stores", block)
+                    total, hmma = sum(counts.values()), counts["HMMA"]
+                    common = ", ".join(f"{op} {n}" for op, n in
+                                       counts.most_common(8))
+                    print(f"| {kind} | `{options or 'default'}` | {total} | "
+                          f"{hmma} | {total / hmma:.1f} | {regs} | "
+                          f"{spill.group(1)} | {common} |")
+
+
+if __name__ == "__main__":
+    main()
