@@ -184,3 +184,67 @@ def test_register_kernel_stages_misaligned_operands(shift):
     got = np.asarray(mod.attn(q, shifted(k), shifted(v)), np.float64)
     want = rpe.reference.attention(q, k, v, causal=True)
     np.testing.assert_allclose(got, want, rtol=4e-3, atol=4e-3)
+
+
+# score_mod bodies (s: the scaled score, i / j: query / key positions) and
+# their NumPy forms. The register kernel folds the scale into an FMA with
+# the term a score_mod adds to s (`s + x`, x free of s); the others get
+# s·scale first.
+SCORE_MODS = {
+    "additive": ("""
+    %ii = arith.index_cast %i : index to i64
+    %ji = arith.index_cast %j : index to i64
+    %d = arith.subi %ii, %ji : i64
+    %df = arith.sitofp %d : i64 to f32
+    %c = arith.constant 0.05 : f32
+    %x = arith.mulf %df, %c : f32
+    %r = arith.addf %x, %s : f32""",
+                 lambda s, i, j: s + 0.05 * (i - j)),
+    "softcap": ("""
+    %c = arith.constant 2.0 : f32
+    %a = arith.divf %s, %c : f32
+    %t = math.tanh %a : f32
+    %r = arith.mulf %t, %c : f32""",
+                lambda s, i, j: 2.0 * np.tanh(s / 2.0)),
+    "doubled": ("""
+    %r = arith.addf %s, %s : f32""",
+                lambda s, i, j: 2.0 * s),
+    "scaled_then_added": ("""
+    %c = arith.constant 1.5 : f32
+    %m = arith.mulf %s, %c : f32
+    %r = arith.addf %m, %c : f32""",
+                          lambda s, i, j: 1.5 * s + 1.5),
+}
+
+
+@pytest.mark.parametrize("elem", ["f16", "bf16"])
+@pytest.mark.parametrize("name", sorted(SCORE_MODS))
+def test_register_kernel_score_mods(elem, name):
+    """score_mod on the register kernel's fragments, with the scale folded
+    into an FMA where the body adds a term to the score, against NumPy."""
+    body, fn = SCORE_MODS[name]
+    t = "tensor<1x2x?x32x%s>" % elem
+    text = """
+func.func @attn(%%q: %(t)s, %%k: %(t)s, %%v: %(t)s) -> %(t)s {
+  %%0 = rpe.attention %%q, %%k, %%v causal : %(t)s, %(t)s, %(t)s -> %(t)s {
+  ^bb0(%%s: f32, %%b: index, %%h: index, %%i: index, %%j: index):%(body)s
+    rpe.yield %%r : f32
+  }
+  return %%0 : %(t)s
+}
+""" % {"t": t, "body": body}
+    mod = rpe.compile(text, target="nvptx-emulated",
+                      gpu_kernel_options="mma-registers=1")
+    rng = np.random.default_rng(5)
+    L = 45
+    q, k, v = (_sixteen_bit(rng.uniform(-1.5, 1.5, (1, 2, L, 32))
+                            .astype(np.float32), elem) for _ in range(3))
+    got = np.asarray(mod.attn(q, k, v), np.float64)
+    q64, k64, v64 = (np.asarray(x, np.float64) for x in (q, k, v))
+    s = q64 @ np.swapaxes(k64, -1, -2) / np.sqrt(32)
+    i, j = np.arange(L)[:, None], np.arange(L)[None, :]
+    s = np.where(j > i, -np.inf, fn(s, i, j))
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = (p / p.sum(-1, keepdims=True)) @ v64
+    tol = 4e-3 if elem == "f16" else 2e-2
+    np.testing.assert_allclose(got, want, rtol=tol, atol=tol)

@@ -54,9 +54,14 @@
 // S = Q·Kᵀ: 4 key tiles × 4 chunks of D; K's fragments by ldmatrix.
 // CHECK: nvgpu.ldmatrix %[[KS]][%[[SLOT]], %{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = false} : memref<2x32x72xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
 // CHECK-COUNT-16: nvvm.mma.sync A[{{.*}}]  B[{{.*}}]  C[{{.*}}]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-// Scores: full tiles without the end mask (16 scores, 2 row maxima).
+// Scores: full tiles without the end mask (16 scores, 2 row maxima); the
+// score_mod adds the T5 diagonal's term to the score (the hoisted table of
+// the 8191 distances), so q·k·scale + term is one FMA.
 // CHECK: %[[FULL:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
 // CHECK: scf.if %[[FULL]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-NOT: arith.mulf
+// CHECK: %[[TERM:.*]] = tensor.extract %{{.*}} : tensor<8x8191xf32>
+// CHECK: math.fma %{{.*}}, %{{.*}}, %[[TERM]] : f32
 // CHECK: } else {
 // CHECK: arith.minui
 // CHECK: }
@@ -108,9 +113,20 @@ func.func @t5_causal_gqa_f16(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x2x4096x64
 // bf16 with D = 128: 32-key tiles whatever mma-tile-k says (registers), and
 // bf16 mma.sync on i32 pairs. D = 256 and rel_values keep the other
 // kernels.
+// Without bias or score_mod the scale goes into the exponent: the scores
+// stay q·k (no multiplication in the score branches), p = 2^(s·c - m·c)
+// with c = log2(e)/√128.
 // CHECK-LABEL: func.func @wide_bf16
+// CHECK: %[[C:.*]] = arith.constant 0.127517432 : f32
 // CHECK: workgroup(%{{.*}} : memref<2x32x136xbf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x136xbf16, #gpu.address_space<workgroup>>)
 // CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>{{.*}} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK: scf.if %{{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK-NOT: arith.mulf
+// CHECK: } else {
+// CHECK-NOT: arith.mulf
+// CHECK: gpu.shuffle
+// CHECK: math.fma %{{.*}}, %[[C]], %{{.*}} : f32
+// CHECK-NEXT: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"
 // 128 rows on 4 warps: two 16-row tiles per warp at D = 64 (the key loop
 // carries O for both, 64 values, and 2 maxima and 2 sums per tile: 72),
 // one at D = 128 (registers; 64 + 4 values), so 64 rows per block there.

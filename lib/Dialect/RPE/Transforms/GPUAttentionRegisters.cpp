@@ -52,6 +52,7 @@
 
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -414,6 +415,15 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
     int64_t pChunks = tileK / 16;
 
     AttentionSizes dims = getAttentionSizes(rewriter, op);
+    // Without a bias or score_mod, a positive constant scale goes into the
+    // exponent: the scores stay q·k (the row maxima of q·k, scale > 0) and
+    // exp(scale·(s - m)) = 2^(s·c - m·c) with c = scale·log2(e), one FMA.
+    // Otherwise the scores are scaled (one FMA with the bias) and c =
+    // log2(e).
+    std::optional<double> staticScale = op.getStaticScale();
+    bool foldScale = !op.getBias() && op.getScoreMod().empty() && staticScale &&
+                     *staticScale > 0 && std::isfinite(*staticScale);
+    double expScale = llvm::numbers::log2e * (foldScale ? *staticScale : 1.0);
     Value one = indexConst(rewriter, loc, 1);
     Value rowsC = indexConst(rewriter, loc, rows);
     Value numBlocks = arith::CeilDivUIOp::create(rewriter, loc, dims.lq, rowsC);
@@ -746,11 +756,10 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                                                  sb, sl, keyRaw, lastKey)
                                                  .getResult();
                           Value dot = warp.load(sb, sl, sRegs, me, c);
-                          Value s = buildGPUScore(
-                              sb, sl, op,
-                              arith::MulFOp::create(sb, sl, dot, dims.scale),
-                              b0, h, rowC, qPos, keyRaw, key,
-                              full ? Value() : kEnd);
+                          Value s =
+                              buildGPUScore(sb, sl, op, dot, b0, h, rowC, qPos,
+                                            keyRaw, key, full ? Value() : kEnd,
+                                            foldScale ? Value() : dims.scale);
                           warp.store(sb, sl, s, sRegs, me, c);
                           mx = arith::MaximumFOp::create(sb, sl, mx, s);
                         }
@@ -785,11 +794,11 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
           // m' = max(m, tile max); alpha = exp(m - m') (0 while nothing was
           // seen); p = exp(s - m') with m' = 0 while every key is masked;
           // l = alpha·l + this lane's p; O *= alpha. Each exp is an exp2 of
-          // one FMA: exp(s - m') = 2^(s·log2(e) - m'·log2(e)).
+          // one FMA: exp(s - m') = 2^(s·c - m'·c) (c: expScale).
           warp.perLane(b, l, [&](OpBuilder &sb, Location sl, const Lane &me) {
             Value negInf = f32Const(sb, sl, kNegInf);
             Value zeroF = f32Const(sb, sl, 0.0);
-            Value log2e = f32Const(sb, sl, llvm::numbers::log2e);
+            Value log2e = f32Const(sb, sl, expScale);
             for (int64_t m = 0; m < mTiles; ++m)
               for (int64_t half = 0; half < 2; ++half) {
                 int64_t stat = 2 * m + half;

@@ -98,9 +98,10 @@ Value normalizeGPUOutput(OpBuilder &b, Location loc,
 /// bias and `score_mod`, or -inf where the key is masked (`keyRaw >= kEnd`,
 /// causal). `key` is `keyRaw` clamped to a valid key, `qPos` the row's query
 /// position. A null `kEnd` says that the key is below the end (no test).
+/// With `scale`, `s` is the unscaled q·k: s·scale (one FMA with the bias).
 Value buildGPUScore(OpBuilder &b, Location loc, AttentionOp op, Value s,
                     Value b0, Value h, Value row, Value qPos, Value keyRaw,
-                    Value key, Value kEnd);
+                    Value key, Value kEnd, Value scale = {});
 
 /// Whether `op` is free of memory effects, or a `linalg.generic` on tensors
 /// whose body is but for `cf.assert`s (a front end's bounds checks of a
