@@ -382,10 +382,9 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
                           arith::MinUIOp::create(nb, nl, keyRaw, lastKey);
                       Value dot = memref::LoadOp::create(nb, nl, sTile,
                                                          ValueRange{r, j});
-                      Value s = buildGPUScore(
-                          nb, nl, op,
-                          arith::MulFOp::create(nb, nl, dot, dims.scale), b0, h,
-                          rowC, qPos, keyRaw, key, kEnd);
+                      Value s =
+                          buildGPUScore(nb, nl, op, dot, b0, h, rowC, qPos,
+                                        keyRaw, key, kEnd, dims.scale);
                       memref::StoreOp::create(nb, nl, s, sTile,
                                               ValueRange{r, j});
                       scf::YieldOp::create(
