@@ -152,6 +152,10 @@ def test_register_kernel_is_used():
     # Per 32-key tile: S = Q·Kᵀ is 4 key tiles × 4 chunks of D, O += P·V 8
     # column tiles × 2 key chunks.
     assert out.count("nvvm.mma.sync") == 4 * 4 + 8 * 2, out
+    # B fragments two per ldmatrix (x4): K 4 key tiles × 2 pairs of chunks,
+    # V 4 pairs of column tiles × 2 key chunks.
+    assert out.count("numTiles = 4") == 4 * 2 + 4 * 2, out
+    assert "numTiles = 2" not in out
     assert "gpu.shuffle  xor" in out and "vector.contract" not in out
     assert "x32xf32, #gpu.address_space<workgroup>" not in out
     wide = ir.attention((1, 2, 64, 256), (1, 2, 64, 256), (1, 2, 64, 256),

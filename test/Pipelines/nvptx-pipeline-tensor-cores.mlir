@@ -41,8 +41,8 @@
 // PTXAS-NOT: {{[1-9][0-9]*}} bytes spill
 // The register-resident kernel (mma-registers): fragments in registers (no
 // local memory), the K and V tiles copied 16 bytes at a time (cp.async,
-// double-buffered, when aligned) and read by
-// ldmatrix (V transposed), row statistics over the quads by butterfly
+// double-buffered, when aligned) and read by ldmatrix (x4: two fragments
+// per load; V transposed), row statistics over the quads by butterfly
 // shuffles; D = 128 gets 32-key tiles (64 asked): still no spills.
 // REG: .entry __rpe_attention_kernel_0(
 // REG-COUNT-2: .shared .align 16 .b8 __wg___rpe_attention_kernel_0_
@@ -51,8 +51,8 @@
 // REG-DAG: cp.async.wait_group 1;
 // REG-DAG: st.shared.v4.b32
 // REG-DAG: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
-// REG-DAG: ldmatrix.sync.aligned.m8n8.x2.shared.b16
-// REG-DAG: ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16
+// REG-DAG: ldmatrix.sync.aligned.m8n8.x4.shared.b16
+// REG-DAG: ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16
 // REG-DAG: shfl.sync.bfly.b32
 // Softmax: max.NaN.f32 per score, exp as one FMA and ex2 (denormals
 // flushed). The tile widths and trip counts are constants in the kernel

@@ -51,8 +51,9 @@
 // CHECK: nvvm.cp.async.commit.group
 // CHECK-NEXT: nvvm.cp.async.wait.group 1
 // CHECK-NEXT: gpu.barrier
-// S = Q·Kᵀ: 4 key tiles × 4 chunks of D; K's fragments by ldmatrix.
-// CHECK: nvgpu.ldmatrix %[[KS]][%[[SLOT]], %{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = false} : memref<2x32x72xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+// S = Q·Kᵀ: 4 key tiles × 4 chunks of D; K's fragments by ldmatrix, x4:
+// two chunks per load.
+// CHECK: nvgpu.ldmatrix %[[KS]][%[[SLOT]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<2x32x72xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK-COUNT-16: nvvm.mma.sync A[{{.*}}]  B[{{.*}}]  C[{{.*}}]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
 // Scores: full tiles without the end mask (16 scores, 2 row maxima); the
 // score_mod adds the T5 diagonal's term to the score (the hoisted table of
@@ -72,8 +73,8 @@
 // CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%{{.*}}) : (f32) -> f32
 // O += P·V: 8 column tiles × 2 key chunks, P straight from S, V's
-// fragments by ldmatrix.trans.
-// CHECK: nvgpu.ldmatrix %[[VS]][%[[SLOT]], %{{.*}}, %{{.*}}] {numTiles = 2 : i32, transpose = true} : memref<2x32x72xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+// fragments by ldmatrix.trans, x4: two column tiles per load.
+// CHECK: nvgpu.ldmatrix %[[VS]][%[[SLOT]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true} : memref<2x32x72xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK: arith.truncf %{{.*}} : f32 to f16
 // CHECK-COUNT-16: nvvm.mma.sync
 // CHECK: gpu.barrier
@@ -139,12 +140,24 @@ func.func @t5_causal_gqa_f16(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x2x4096x64
 // ROWS: arith.ceildivui %{{.*}}, %[[ROWS]] : index
 // ROWS: threads({{.*}}) in (%{{.*}} = %c128,
 // ROWS: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// An odd number of D chunks (D = 16) and of column tiles (Dv = 24): x2
+// loads, one fragment each.
+// CHECK-LABEL: func.func @odd_f16
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = false} : memref<2x32x24xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+// CHECK-NOT: numTiles = 4
+// CHECK: nvgpu.ldmatrix %{{.*}} {numTiles = 2 : i32, transpose = true} : memref<2x32x32xf16, #gpu.address_space<workgroup>> -> vector<2x2xf16>
+// CHECK-NOT: numTiles = 4
+// CHECK: return
 // CHECK-LABEL: func.func @d256_bf16
 // CHECK-NOT: nvvm.mma.sync
 // CHECK: vector.contract
 func.func @wide_bf16(%q: tensor<2x16x?x128xbf16>, %k: tensor<2x16x?x128xbf16>, %v: tensor<2x16x?x128xbf16>) -> tensor<2x16x?x128xbf16> {
   %0 = rpe.attention %q, %k, %v causal : tensor<2x16x?x128xbf16>, tensor<2x16x?x128xbf16>, tensor<2x16x?x128xbf16> -> tensor<2x16x?x128xbf16>
   return %0 : tensor<2x16x?x128xbf16>
+}
+func.func @odd_f16(%q: tensor<1x2x?x16xf16>, %k: tensor<1x2x?x16xf16>, %v: tensor<1x2x?x24xf16>) -> tensor<1x2x?x24xf16> {
+  %0 = rpe.attention %q, %k, %v : tensor<1x2x?x16xf16>, tensor<1x2x?x16xf16>, tensor<1x2x?x24xf16> -> tensor<1x2x?x24xf16>
+  return %0 : tensor<1x2x?x24xf16>
 }
 func.func @d256_bf16(%q: tensor<1x2x?x256xbf16>) -> tensor<1x2x?x256xbf16> {
   %0 = rpe.attention %q, %q, %q : tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16>, tensor<1x2x?x256xbf16> -> tensor<1x2x?x256xbf16>

@@ -54,6 +54,8 @@
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <tuple>
 
 using namespace mlir;
 using namespace mlir::rpe;
@@ -104,9 +106,11 @@ void setValues(ArrayRef<Registers *> regs, ValueRange values) {
 /// (`at` -1).
 using Fragment = std::function<Value(OpBuilder &, Location, const Lane &,
                                      Value i, int64_t at)>;
-/// A whole B fragment of this lane as vector<2x2x...> (row r: elements 2r
-/// and 2r + 1), loaded by the warp at once (ldmatrix; the GPU form only).
-using FragmentLoad = std::function<Value(OpBuilder &, Location)>;
+/// This lane's B fragment, loaded by the warp at once (ldmatrix; the GPU
+/// form only): a vector<Nx2x...> and the row where the fragment starts
+/// (its rows r and r + 1: elements 0-1 and 2-3).
+using FragmentLoad =
+    std::function<std::pair<Value, int64_t>(OpBuilder &, Location)>;
 
 /// Emits warp-level code either for a real warp (one lane per thread) or
 /// for the host emulation (one thread plays the 32 lanes in turn).
@@ -184,10 +188,12 @@ public:
     MLIRContext *ctx = b.getContext();
     Lane me = lane(b, l, laneId);
     Type f32 = b.getF32Type(), i32 = b.getI32Type();
-    Value whole = bLoad ? bLoad(b, l) : Value();
+    auto [whole, firstRow] =
+        bLoad ? bLoad(b, l) : std::pair<Value, int64_t>(Value(), 0);
     auto pack = [&](const Fragment &f, int64_t i, Value all = {}) -> Value {
       Value pair =
-          all ? vector::ExtractOp::create(b, l, all, ArrayRef<int64_t>{i / 2})
+          all ? vector::ExtractOp::create(b, l, all,
+                                          ArrayRef<int64_t>{firstRow + i / 2})
                     .getResult()
               : vector::FromElementsOp::create(
                     b, l, VectorType::get({2}, elem),
@@ -677,6 +683,9 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
           if (!emulate)
             NVVM::CpAsyncWaitGroupOp::create(b, l, b.getI32IntegerAttr(1));
           gpu::BarrierOp::create(b, l);
+          // This tile's ldmatrix results by (K: 0, V: 1; first fragment):
+          // an x4 load gives two fragments.
+          std::map<std::tuple<int, int64_t, int64_t>, Value> loaded;
           // S = Q · Kᵀ: B[kk][n] = K[8·nt + n][16·kc + kk].
           for (int64_t nt = 0; nt < sTiles; ++nt)
             for (int64_t kc = 0; kc < kChunks; ++kc) {
@@ -687,28 +696,37 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                                               ValueRange{slot, key, col})
                     .getResult();
               };
-              // The warp's ldmatrix (x2): lanes 0-7 give the rows K[8·nt +
-              // i][16·kc], lanes 8-15 K[8·nt + i][16·kc + 8]; lane (g, t)
-              // gets K[8·nt + g][16·kc + 2t + {0, 1}] and the same 8 columns
-              // on, B's elements 0-1 and 2-3.
+              // The warp's ldmatrix: lane 8j + i gives the row K[8·nt +
+              // i][16·kc0 + 8j]; lane (g, t) gets row g, columns 2t and
+              // 2t + 1 of each 8 × 8 matrix j, so matrices 0-1 are B's
+              // elements 0-1 and 2-3 of chunk kc0, matrices 2-3 those of
+              // chunk kc0 + 1 (x4, for an even number of chunks; else x2,
+              // lanes 0-15).
               FragmentLoad kLoad = [&, nt, kc](OpBuilder &fb, Location fl) {
-                Value i = arith::RemUIOp::create(fb, fl, laneId,
-                                                 indexConst(fb, fl, 16));
-                Value key = add(
-                    fb, fl,
-                    arith::RemUIOp::create(fb, fl, i, indexConst(fb, fl, 8)),
-                    indexConst(fb, fl, 8 * nt));
-                Value col = add(fb, fl,
-                                mul(fb, fl,
-                                    arith::DivUIOp::create(
-                                        fb, fl, i, indexConst(fb, fl, 8)),
-                                    8),
-                                indexConst(fb, fl, 16 * kc));
-                return nvgpu::LdMatrixOp::create(
-                           fb, fl, VectorType::get({2, 2}, elem), ks,
-                           ValueRange{slot, key, col}, /*transpose=*/false,
-                           /*numTiles=*/2)
-                    .getResult();
+                int64_t tiles = kChunks % 2 == 0 ? 4 : 2;
+                int64_t kc0 = tiles == 4 ? kc & ~int64_t(1) : kc;
+                Value &whole = loaded[{0, nt, kc0}];
+                if (!whole) {
+                  Value i = tiles == 4
+                                ? laneId
+                                : arith::RemUIOp::create(fb, fl, laneId,
+                                                         indexConst(fb, fl, 16))
+                                      .getResult();
+                  Value key = add(
+                      fb, fl,
+                      arith::RemUIOp::create(fb, fl, i, indexConst(fb, fl, 8)),
+                      indexConst(fb, fl, 8 * nt));
+                  Value col = add(fb, fl,
+                                  mul(fb, fl,
+                                      arith::DivUIOp::create(
+                                          fb, fl, i, indexConst(fb, fl, 8)),
+                                      8),
+                                  indexConst(fb, fl, 16 * kc0));
+                  whole = nvgpu::LdMatrixOp::create(
+                      fb, fl, VectorType::get({tiles, 2}, elem), ks,
+                      ValueRange{slot, key, col}, /*transpose=*/false, tiles);
+                }
+                return std::make_pair(whole, 2 * (kc - kc0));
               };
               for (int64_t m = 0; m < mTiles; ++m) {
                 int64_t c = (m * sTiles + nt) * 4;
@@ -852,41 +870,59 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
           // O += P · V: P's A fragment of key chunk pc is S's accumulators
           // of key tiles 2·pc and 2·pc + 1 (element i: tile 2·pc + i/4,
           // register i%4), as f16 / bf16; B[kk][n] = V[16·pc + kk][8·nt + n].
-          for (int64_t nt = 0; nt < oTiles; ++nt)
-            for (int64_t pc = 0; pc < pChunks; ++pc) {
-              Fragment vFrag = [&, nt, pc](OpBuilder &fb, Location fl,
-                                           const Lane &lane, Value i, int64_t) {
-                auto [key, col] = bElement(fb, fl, lane, i, 16 * pc, 8 * nt);
-                return memref::LoadOp::create(fb, fl, vs,
-                                              ValueRange{slot, key, col})
-                    .getResult();
-              };
-              // ldmatrix.trans (x2): lane i < 16 gives the row V[16·pc +
-              // i][8·nt]; lane (g, t) gets V[16·pc + 2t + {0, 1}][8·nt + g]
-              // and 8 keys on, B's elements 0-1 and 2-3.
-              FragmentLoad vLoad = [&, nt, pc](OpBuilder &fb, Location fl) {
-                Value key = add(fb, fl,
-                                arith::RemUIOp::create(fb, fl, laneId,
-                                                       indexConst(fb, fl, 16)),
-                                indexConst(fb, fl, 16 * pc));
-                return nvgpu::LdMatrixOp::create(
-                           fb, fl, VectorType::get({2, 2}, elem), vs,
-                           ValueRange{slot, key, indexConst(fb, fl, 8 * nt)},
-                           /*transpose=*/true, /*numTiles=*/2)
-                    .getResult();
-              };
-              for (int64_t m = 0; m < mTiles; ++m) {
-                Fragment pFrag = [&, m, pc](OpBuilder &fb, Location fl,
-                                            const Lane &lane, Value i,
-                                            int64_t at) {
-                  Value p = warp.load(fb, fl, sRegs, lane,
-                                      (m * sTiles + 2 * pc) * 4, i, at);
-                  return arith::TruncFOp::create(fb, fl, elem, p).getResult();
+          // Column tiles in pairs (one x4 ldmatrix), each pair over the key
+          // chunks in order.
+          int64_t vPair = oTiles % 2 == 0 ? 2 : 1;
+          for (int64_t nt0 = 0; nt0 < oTiles; nt0 += vPair)
+            for (int64_t pc = 0; pc < pChunks; ++pc)
+              for (int64_t nt = nt0; nt < nt0 + vPair; ++nt) {
+                Fragment vFrag = [&, nt, pc](OpBuilder &fb, Location fl,
+                                             const Lane &lane, Value i,
+                                             int64_t) {
+                  auto [key, col] = bElement(fb, fl, lane, i, 16 * pc, 8 * nt);
+                  return memref::LoadOp::create(fb, fl, vs,
+                                                ValueRange{slot, key, col})
+                      .getResult();
                 };
-                warp.mma(b, l, pFrag, vFrag, oRegs, (m * oTiles + nt) * 4,
-                         vLoad);
+                // ldmatrix.trans: lane 16j + i gives the row V[16·pc +
+                // i][8·(nt0 + j)]; lane (g, t) gets V[16·pc + 2t + {0, 1}][8·nt
+                // + g] and 8 keys on (B's elements 0-1 and 2-3) in matrices
+                // 2j and 2j + 1 (x4 for a pair of column tiles, else x2).
+                FragmentLoad vLoad = [&, nt, nt0, pc](OpBuilder &fb,
+                                                      Location fl) {
+                  int64_t tiles = 2 * vPair;
+                  Value &whole = loaded[{1, nt0, pc}];
+                  if (!whole) {
+                    Value key = add(fb, fl,
+                                    arith::RemUIOp::create(
+                                        fb, fl, laneId, indexConst(fb, fl, 16)),
+                                    indexConst(fb, fl, 16 * pc));
+                    Value col = indexConst(fb, fl, 8 * nt0);
+                    if (tiles == 4)
+                      col = add(fb, fl,
+                                mul(fb, fl,
+                                    arith::DivUIOp::create(
+                                        fb, fl, laneId, indexConst(fb, fl, 16)),
+                                    8),
+                                col);
+                    whole = nvgpu::LdMatrixOp::create(
+                        fb, fl, VectorType::get({tiles, 2}, elem), vs,
+                        ValueRange{slot, key, col}, /*transpose=*/true, tiles);
+                  }
+                  return std::make_pair(whole, 2 * (nt - nt0));
+                };
+                for (int64_t m = 0; m < mTiles; ++m) {
+                  Fragment pFrag = [&, m, pc](OpBuilder &fb, Location fl,
+                                              const Lane &lane, Value i,
+                                              int64_t at) {
+                    Value p = warp.load(fb, fl, sRegs, lane,
+                                        (m * sTiles + 2 * pc) * 4, i, at);
+                    return arith::TruncFOp::create(fb, fl, elem, p).getResult();
+                  };
+                  warp.mma(b, l, pFrag, vFrag, oRegs, (m * oTiles + nt) * 4,
+                           vLoad);
+                }
               }
-            }
           // Every warp is done with this slot before the next iteration
           // stages into it.
           gpu::BarrierOp::create(b, l);
