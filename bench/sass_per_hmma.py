@@ -6,16 +6,17 @@ needs no GPU (rpe-compile, ptxas and nvdisasm only).
     python3 bench/sass_per_hmma.py [--chip sm_90] [--kinds none,t5]
         [--head-dim 64] [--variants "OPTIONS;OPTIONS;..."]
 
-For each kind (none: bias-free; t5: 32 buckets, max distance 128) and each
+For each kind (none: bias-free; t5: 32 buckets, max distance 128; t5causal:
+unidirectional T5, causal) and each
 string of GPU kernel options (rpe-compile --gpu-kernel-options; "" is the
 default kernel), compiles bf16 attention of dynamic length (B=4, H=16) to
 a cubin, disassembles it and walks the attention kernel's key loop (its
 outermost backward branch): the instructions one full key tile executes
-are the loop body without the partial-tile branch (the if / else side
-without HMMA that holds the clamped reads) and without the misaligned
-staging (the side whose global loads are 2-byte, no cp.async); inner
-loops count once per iteration when their trip count is a constant
-(`--trips`), else once. Prints the count, HMMA, instructions per HMMA,
+are the loop body without the other scoring branches (the largest if /
+else side without HMMA: the partial tile's, or with a causal mask the
+masked full and the partial tiles') and without the misaligned staging
+(the side whose global loads are 2-byte, no cp.async); inner loops count
+`--trips` times (the register kernel has none). Prints the count, HMMA, instructions per HMMA,
 ptxas' registers and spill bytes, and the commonest opcodes.
 """
 
@@ -49,9 +50,13 @@ func.func @attention(%q: tensor<4x16x?x{d}xbf16>, %k: tensor<4x16x?x{d}xbf16>, %
 }}
 """,
 }
+# Causal T5: a full tile below the warp's diagonal skips the causal mask too.
+MODULES["t5causal"] = MODULES["t5"].replace(
+    "bidirectional = true", "bidirectional = false").replace(
+    "bias(%bias : tensor<16x?x?xbf16>)", "bias(%bias : tensor<16x?x?xbf16>) causal")
 
 
-def tool(name, env_dir=None):
+def tool(name):
     """A tool from the build tree, the CUDA toolkit, rpe's tool cache or
     PATH."""
     build = os.environ.get("RPE_BUILD_DIR", os.path.join(ROOT, "build"))

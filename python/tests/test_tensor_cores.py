@@ -252,3 +252,27 @@ func.func @attn(%%q: %(t)s, %%k: %(t)s, %%v: %(t)s) -> %(t)s {
     want = (p / p.sum(-1, keepdims=True)) @ v64
     tol = 4e-3 if elem == "f16" else 2e-2
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("options", [
+    "mma-registers=1 mma-block-rows=16 mma-tile-k=16",
+    "mma-registers=1 mma-block-rows=48 mma-tile-k=32"])
+def test_register_kernel_causal_tile_edges(options):
+    """Causal attention with every query offset from -3 to 40: each key tile
+    is scored without a mask only when the warp's first row sees its last
+    key, so some offset puts a tile's last key one past, at and one before
+    that row's position (an off-by-one there shows a masked key)."""
+    B, H, lq, lk, D = 1, 2, 40, 90, 32
+    text = ir.attention((B, H, None, D), (B, H, None, D), (B, H, None, D),
+                        q_offset=True, causal=True, elem="f16", name="attn")
+    mod = rpe.compile(text, target="nvptx-emulated",
+                      gpu_kernel_options=options)
+    rng = np.random.default_rng(13)
+    q = rng.uniform(-1.5, 1.5, (B, H, lq, D)).astype(np.float16)
+    k, v = (rng.uniform(-1.5, 1.5, (B, H, lk, D)).astype(np.float16)
+            for _ in range(2))
+    for offset in range(-3, 41):
+        got = np.asarray(mod.attn(q, k, v, offset), np.float64)
+        want = rpe.reference.attention(q, k, v, causal=True, q_offset=offset)
+        np.testing.assert_allclose(got, want, rtol=4e-3, atol=4e-3,
+                                   err_msg="q_offset %d" % offset)

@@ -55,14 +55,23 @@
 // two chunks per load.
 // CHECK: nvgpu.ldmatrix %[[KS]][%[[SLOT]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = false} : memref<2x32x72xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
 // CHECK-COUNT-16: nvvm.mma.sync A[{{.*}}]  B[{{.*}}]  C[{{.*}}]  {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-// Scores: full tiles without the end mask (16 scores, 2 row maxima); the
+// Scores (16 per lane, 2 row maxima), in three branches: full tiles whose
+// last key the warp's first row sees (no mask at all), other full tiles
+// (the causal mask only), the last tile (clamped keys, end mask). The
 // score_mod adds the T5 diagonal's term to the score (the hoisted table of
 // the 8191 distances), so q·k·scale + term is one FMA.
 // CHECK: %[[FULL:.*]] = arith.cmpi ule, %{{.*}}, %{{.*}} : index
-// CHECK: scf.if %[[FULL]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: %[[SEEN:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : index
+// CHECK: %[[UNMASKED:.*]] = arith.andi %[[FULL]], %[[SEEN]] : i1
+// CHECK: scf.if %[[UNMASKED]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
 // CHECK-NOT: arith.mulf
+// CHECK-NOT: arith.cmpi sgt
 // CHECK: %[[TERM:.*]] = tensor.extract %{{.*}} : tensor<8x8191xf32>
 // CHECK: math.fma %{{.*}}, %{{.*}}, %[[TERM]] : f32
+// CHECK-NOT: arith.cmpi sgt
+// CHECK: } else {
+// CHECK: scf.if %[[FULL]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// CHECK: arith.cmpi sgt
 // CHECK: } else {
 // CHECK: arith.minui
 // CHECK: }

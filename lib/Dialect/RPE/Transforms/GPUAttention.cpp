@@ -165,7 +165,7 @@ static arith::AddFOp additiveScoreMod(Region &scoreMod) {
 Value mlir::rpe::buildGPUScore(OpBuilder &b, Location l, AttentionOp op,
                                Value s, Value b0, Value h, Value row,
                                Value qPos, Value keyRaw, Value key, Value kEnd,
-                               Value scale) {
+                               Value scale, bool causalMask) {
   // s·scale + x as one FMA, for the first additive term x (bias, or a
   // score_mod that adds to the score).
   auto addScaled = [&](Value x) {
@@ -211,7 +211,7 @@ Value mlir::rpe::buildGPUScore(OpBuilder &b, Location l, AttentionOp op,
   if (kEnd)
     masked =
         arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, keyRaw, kEnd);
-  if (op.getCausal()) {
+  if (op.getCausal() && causalMask) {
     Value future =
         arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, key, qPos);
     masked = masked ? arith::OrIOp::create(b, l, masked, future).getResult()

@@ -53,6 +53,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
 #include <tuple>
@@ -749,8 +750,12 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
 
           // Scores (scale, bias, score_mod, masks) and each row's tile max.
           // A full tile (k0 + tileK <= kEnd: every tile but the last) reads
-          // its keys unclamped and tests only the causal mask.
-          auto scores = [&](OpBuilder &sb0, Location sl0, bool full) {
+          // its keys unclamped and tests only the causal mask; a full tile
+          // below the causal diagonal of every row of the warp, not even
+          // that.
+          enum class TileKind { Unmasked, Full, Partial };
+          auto scores = [&](OpBuilder &sb0, Location sl0, TileKind kind) {
+            bool full = kind != TileKind::Partial;
             warp.perLane(
                 sb0, sl0, [&](OpBuilder &sb, Location sl, const Lane &me) {
                   for (int64_t m = 0; m < mTiles; ++m)
@@ -777,7 +782,8 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                           Value s =
                               buildGPUScore(sb, sl, op, dot, b0, h, rowC, qPos,
                                             keyRaw, key, full ? Value() : kEnd,
-                                            foldScale ? Value() : dims.scale);
+                                            foldScale ? Value() : dims.scale,
+                                            kind != TileKind::Unmasked);
                           warp.store(sb, sl, s, sRegs, me, c);
                           mx = arith::MaximumFOp::create(sb, sl, mx, s);
                         }
@@ -788,25 +794,51 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
           Value full = arith::CmpIOp::create(
               b, l, arith::CmpIPredicate::ule,
               add(b, l, k0, indexConst(b, l, tileK)), kEnd);
+          // (condition, kind) in order; the last else is a partial tile.
+          SmallVector<std::pair<Value, TileKind>> cases;
+          if (op.getCausal()) {
+            // The warp's first row (clamped like the rows) sees the tile's
+            // last key: so do all its rows (query positions increase).
+            Value firstRow = arith::MinUIOp::create(b, l, warpRow0, lastRow);
+            Value seen = arith::CmpIOp::create(
+                b, l, arith::CmpIPredicate::sle,
+                add(b, l, k0, indexConst(b, l, tileK - 1)),
+                buildQueryPosition(b, l, firstRow, op.getQOffset()));
+            cases.push_back(
+                {arith::AndIOp::create(b, l, full, seen), TileKind::Unmasked});
+          }
+          cases.push_back({full, TileKind::Full});
           SmallVector<Registers *> scored = {&sRegs, &tileMax};
           SmallVector<Type> scoredTypes;
           if (!emulate)
             scoredTypes.assign(sSize + statSize, f32);
-          auto ifFull = scf::IfOp::create(b, l, scoredTypes, full,
-                                          /*withElseRegion=*/true);
+          // Each branch starts from the dot products.
           SmallVector<Value> before = valuesOf(scored);
-          for (bool isFull : {true, false}) {
-            Block *block = isFull ? ifFull.thenBlock() : ifFull.elseBlock();
-            OpBuilder bb = OpBuilder::atBlockBegin(block);
-            if (block->mightHaveTerminator())
-              bb.setInsertionPoint(block->getTerminator());
-            // Each branch starts from the dot products.
-            setValues(scored, before);
-            scores(bb, l, isFull);
-            if (!emulate)
-              scf::YieldOp::create(bb, l, valuesOf(scored));
-          }
-          setValues(scored, ifFull.getResults());
+          std::function<void(OpBuilder &, size_t)> branch = [&](OpBuilder &bb,
+                                                                size_t i) {
+            if (i == cases.size()) {
+              setValues(scored, before);
+              return scores(bb, l, TileKind::Partial);
+            }
+            auto ifOp = scf::IfOp::create(bb, l, scoredTypes, cases[i].first,
+                                          /*withElseRegion=*/true);
+            for (bool isThen : {true, false}) {
+              Block *block = isThen ? ifOp.thenBlock() : ifOp.elseBlock();
+              OpBuilder cb = OpBuilder::atBlockBegin(block);
+              if (block->mightHaveTerminator())
+                cb.setInsertionPoint(block->getTerminator());
+              if (isThen) {
+                setValues(scored, before);
+                scores(cb, l, cases[i].second);
+              } else {
+                branch(cb, i + 1);
+              }
+              if (!emulate)
+                scf::YieldOp::create(cb, l, valuesOf(scored));
+            }
+            setValues(scored, ifOp.getResults());
+          };
+          branch(b, 0);
           warp.quadReduce(b, l, tileMax, /*isMax=*/true);
 
           // m' = max(m, tile max); alpha = exp(m - m') (0 while nothing was

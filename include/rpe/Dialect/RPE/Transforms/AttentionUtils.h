@@ -99,9 +99,12 @@ Value normalizeGPUOutput(OpBuilder &b, Location loc,
 /// causal). `key` is `keyRaw` clamped to a valid key, `qPos` the row's query
 /// position. A null `kEnd` says that the key is below the end (no test).
 /// With `scale`, `s` is the unscaled q·k: s·scale (one FMA with the bias).
+/// Without `causalMask` the caller knows that no key is past the row's
+/// query position.
 Value buildGPUScore(OpBuilder &b, Location loc, AttentionOp op, Value s,
                     Value b0, Value h, Value row, Value qPos, Value keyRaw,
-                    Value key, Value kEnd, Value scale = {});
+                    Value key, Value kEnd, Value scale = {},
+                    bool causalMask = true);
 
 /// Whether `op` is free of memory effects, or a `linalg.generic` on tensors
 /// whose body is but for `cf.assert`s (a front end's bounds checks of a
