@@ -28,6 +28,7 @@ as loops on the CPU (to test them without a GPU).
 """
 
 import ctypes
+import functools
 import hashlib
 import json
 import os
@@ -827,7 +828,11 @@ class _ModuleCache:
     With $RPE_MODULE_CACHE_RECORD=1, compile() stores what it compiles;
     otherwise it only loads (a miss compiles as usual). Only the GPU
     targets: their host code is generic x86-64, where CPU modules are
-    compiled for the host's own vector width."""
+    compiled for the host's own vector width. Each entry records the
+    compiler that made it (a sha256 of librpe-c.so): where a compiler is
+    present, an entry of another one is a miss, so a rebuilt or upgraded
+    rpe never runs modules compiled by the old one; a machine without the
+    compiler takes the entries as they are."""
 
     def __init__(self, directory, record):
         self.directory, self.record = directory, record
@@ -849,19 +854,45 @@ class _ModuleCache:
         base = os.path.join(self.directory, key)
         return base + ".so", base + ".json"
 
+    @staticmethod
+    def compiler_id():
+        """sha256 of the librpe-c.so that compile() would use, or None
+        where there is none."""
+        try:
+            path = _capi.library_path()
+            stat = os.stat(path)
+        except (ImportError, OSError):
+            return None
+        return _file_digest(path, stat.st_size, stat.st_mtime_ns)
+
     def load(self, key):
         library, meta = self._paths(key)
         if not (os.path.exists(library) and os.path.exists(meta)):
             return None
         with open(meta) as f:
-            return library, json.load(f)["functions"]
+            entry = json.load(f)
+        current = self.compiler_id()
+        if current is not None and entry.get("compiler") != current:
+            return None
+        return library, entry["functions"]
 
     def store(self, key, library, functions):
         os.makedirs(self.directory, exist_ok=True)
         target, meta = self._paths(key)
         shutil.copyfile(library, target)
         with open(meta, "w") as f:
-            json.dump({"functions": functions}, f)
+            json.dump({"functions": functions,
+                       "compiler": self.compiler_id()}, f)
+
+
+@functools.lru_cache(maxsize=4)
+def _file_digest(path, size, mtime_ns):
+    """sha256 of a file (by path, size and mtime: read once per change)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def compile(mlir_text, target="cpu", opt_level=2, cpu="native",

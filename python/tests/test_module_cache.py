@@ -66,3 +66,44 @@ def test_cpu_modules_are_never_cached(tmp_path):
                        RPE_MODULE_CACHE_RECORD="1")
     assert rc == 0, err
     assert not os.path.exists(cache)
+
+
+@pytest.mark.skipif(not HAVE_TOOLKIT, reason="needs the CUDA toolkit")
+def test_entries_of_another_compiler_are_misses(tmp_path):
+    """An entry records the librpe-c.so that compiled it: with a different
+    library present (a rebuilt or upgraded rpe) it is not used but compiled
+    again (and re-recorded); without any library it is still used."""
+    import json
+    import shutil
+
+    cache = str(tmp_path / "modules")
+    text = ir.t5_attention(batch=1, heads=2, lq=None, lk=None, head_dim=16,
+                           elem="f16", name="t5")
+    rc, out, err = run(COMPILE % (text, "cuda"), RPE_MODULE_CACHE=cache,
+                       RPE_MODULE_CACHE_RECORD="1")
+    assert rc == 0, err
+    meta = os.path.join(cache, next(n for n in os.listdir(cache)
+                                    if n.endswith(".json")))
+    with open(meta) as f:
+        first = json.load(f)["compiler"]
+    assert len(first) == 64
+    # "Another compiler": the same library with one byte appended (it still
+    # loads), which the cache must not take for the recorder.
+    other = str(tmp_path / "librpe-c.so")
+    shutil.copyfile(_capi.library_path(), other)
+    with open(other, "ab") as f:
+        f.write(b"\0")
+    runtime = os.path.join(os.path.dirname(_capi.library_path()),
+                           "librpe_cuda_runtime.so")
+    rc, out, err = run(COMPILE % (text, "cuda"), RPE_MODULE_CACHE=cache,
+                       RPE_MODULE_CACHE_RECORD="1", RPE_LIBRARY=other,
+                       RPE_CUDA_RUNTIME=runtime)
+    assert rc == 0, err
+    with open(meta) as f:
+        second = json.load(f)["compiler"]
+    assert second != first and len(second) == 64
+    # Without a compiler the entry loads whoever recorded it.
+    rc, out, err = run(COMPILE % (text, "cuda"), RPE_MODULE_CACHE=cache,
+                       RPE_LIBRARY="/nonexistent/librpe-c.so",
+                       RPE_CUDA_RUNTIME=runtime)
+    assert rc == 0 and "functions ['t5']" in out, err
