@@ -32,8 +32,15 @@ print("functions", sorted(mod.functions))
 """
 
 
-@pytest.mark.skipif(not HAVE_TOOLKIT, reason="needs the CUDA toolkit")
-def test_recorded_gpu_modules_load_without_the_compiler(tmp_path):
+def runtime():
+    """The CUDA runtime beside librpe-c.so, named on its own."""
+    return os.path.join(os.path.dirname(_capi.library_path()),
+                        "librpe_cuda_runtime.so")
+
+
+def record_t5(tmp_path):
+    """A T5 attention module for sm_90 recorded into a fresh cache: (cache
+    directory, module text)."""
     cache = str(tmp_path / "modules")
     text = ir.t5_attention(batch=1, heads=2, lq=None, lk=None, head_dim=16,
                            elem="f16", name="t5")
@@ -42,12 +49,16 @@ def test_recorded_gpu_modules_load_without_the_compiler(tmp_path):
     assert rc == 0, err
     assert sorted(os.listdir(cache))[0].endswith(".json")
     assert len(os.listdir(cache)) == 2
+    return cache, text
+
+
+@pytest.mark.skipif(not HAVE_TOOLKIT, reason="needs the CUDA toolkit")
+def test_recorded_gpu_modules_load_without_the_compiler(tmp_path):
+    cache, text = record_t5(tmp_path)
     # Without librpe-c.so (the runtime named on its own): the recorded
     # module loads from the cache ...
-    runtime = os.path.join(os.path.dirname(_capi.library_path()),
-                           "librpe_cuda_runtime.so")
     bare = dict(RPE_MODULE_CACHE=cache, RPE_LIBRARY="/nonexistent/librpe-c.so",
-                RPE_CUDA_RUNTIME=runtime)
+                RPE_CUDA_RUNTIME=runtime())
     rc, out, err = run(COMPILE % (text, "cuda"), **bare)
     assert rc == 0, err
     assert "functions ['t5']" in out
@@ -76,12 +87,7 @@ def test_entries_of_another_compiler_are_misses(tmp_path):
     import json
     import shutil
 
-    cache = str(tmp_path / "modules")
-    text = ir.t5_attention(batch=1, heads=2, lq=None, lk=None, head_dim=16,
-                           elem="f16", name="t5")
-    rc, out, err = run(COMPILE % (text, "cuda"), RPE_MODULE_CACHE=cache,
-                       RPE_MODULE_CACHE_RECORD="1")
-    assert rc == 0, err
+    cache, text = record_t5(tmp_path)
     meta = os.path.join(cache, next(n for n in os.listdir(cache)
                                     if n.endswith(".json")))
     with open(meta) as f:
@@ -93,11 +99,9 @@ def test_entries_of_another_compiler_are_misses(tmp_path):
     shutil.copyfile(_capi.library_path(), other)
     with open(other, "ab") as f:
         f.write(b"\0")
-    runtime = os.path.join(os.path.dirname(_capi.library_path()),
-                           "librpe_cuda_runtime.so")
     rc, out, err = run(COMPILE % (text, "cuda"), RPE_MODULE_CACHE=cache,
                        RPE_MODULE_CACHE_RECORD="1", RPE_LIBRARY=other,
-                       RPE_CUDA_RUNTIME=runtime)
+                       RPE_CUDA_RUNTIME=runtime())
     assert rc == 0, err
     with open(meta) as f:
         second = json.load(f)["compiler"]
@@ -105,5 +109,5 @@ def test_entries_of_another_compiler_are_misses(tmp_path):
     # Without a compiler the entry loads whoever recorded it.
     rc, out, err = run(COMPILE % (text, "cuda"), RPE_MODULE_CACHE=cache,
                        RPE_LIBRARY="/nonexistent/librpe-c.so",
-                       RPE_CUDA_RUNTIME=runtime)
+                       RPE_CUDA_RUNTIME=runtime())
     assert rc == 0 and "functions ['t5']" in out, err
