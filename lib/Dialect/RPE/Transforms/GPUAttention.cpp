@@ -257,10 +257,9 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
     // tiles in the 48 KiB a block gets without opt-in; otherwise each
     // thread reads its row from global memory (static dims) or keeps it in
     // private memory (dynamic dims).
-    constexpr int64_t kStaticSharedBytes = 48 * 1024;
     int64_t tileBytes = (tileK * (kWidth + vWidth) + tileK * rows) * 4;
     bool qShared =
-        inRegisters && tileBytes + rows * headDim * 4 <= kStaticSharedBytes;
+        inRegisters && tileBytes + rows * headDim * 4 <= kGPUStaticSharedBytes;
 
     AttentionSizes dims = getAttentionSizes(rewriter, op);
     if (!inRegisters) {

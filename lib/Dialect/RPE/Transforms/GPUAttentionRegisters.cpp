@@ -67,8 +67,6 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 /// Elements of padding per staged K / V row (16 bytes): the fragment loads
 /// of the 8 rows a warp reads at once fall into different banks.
 constexpr int64_t kRowPad = 8;
-/// Static workgroup memory of a block without the opt-in.
-constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 /// A lane of a warp and its fragment coordinates (lane = 4·g + t).
 struct Lane {
@@ -189,8 +187,10 @@ public:
     MLIRContext *ctx = b.getContext();
     Lane me = lane(b, l, laneId);
     Type f32 = b.getF32Type(), i32 = b.getI32Type();
-    auto [whole, firstRow] =
+    std::pair<Value, int64_t> loaded =
         bLoad ? bLoad(b, l) : std::pair<Value, int64_t>(Value(), 0);
+    Value whole = loaded.first;
+    int64_t firstRow = loaded.second;
     auto pack = [&](const Fragment &f, int64_t i, Value all = {}) -> Value {
       Value pair =
           all ? vector::ExtractOp::create(b, l, all,
@@ -390,7 +390,7 @@ RegisterBlock registerBlock(AttentionOp op, const GPUAttentionOptions &o) {
       std::max(d, dv) > 64 ? std::min<int64_t>(o.mmaTileK, 32) : o.mmaTileK;
   // Two K and V tiles (double buffering).
   auto bytes = [&] { return 2 * block.tileK * (d + dv + 2 * kRowPad) * 2; };
-  while (block.tileK > 16 && bytes() > kStaticSharedBytes)
+  while (block.tileK > 16 && bytes() > kGPUStaticSharedBytes)
     block.tileK /= 2;
   return block;
 }

@@ -60,8 +60,6 @@ namespace {
 
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 constexpr StringLiteral kMmaAttr = "rpe.mma";
-/// Static workgroup memory of a block without the opt-in.
-constexpr int64_t kStaticSharedBytes = 48 * 1024;
 
 /// The workgroup bytes of a block of `rows` rows and `tileK` keys.
 int64_t sharedBytes(int64_t rows, int64_t tileK, int64_t d, int64_t dv) {
@@ -84,7 +82,7 @@ BlockShape tensorCoreBlock(AttentionOp op, const GPUAttentionOptions &options) {
   int64_t d = dims->first, dv = dims->second;
   BlockShape block{options.mmaBlockRows, options.mmaTileK};
   auto fits = [&] {
-    return sharedBytes(block.rows, block.tileK, d, dv) <= kStaticSharedBytes;
+    return sharedBytes(block.rows, block.tileK, d, dv) <= kGPUStaticSharedBytes;
   };
   while (block.rows > 16 && !fits())
     block.rows /= 2;

@@ -153,6 +153,10 @@ int64_t hoistWindowTerms(RewriterBase &rewriter, AttentionOp op,
                          int64_t padding = 0,
                          SmallVectorImpl<Value> *tables = nullptr);
 
+/// The static workgroup memory a GPU block gets without the opt-in (the
+/// attention kernels size their tiles to fit it).
+constexpr int64_t kGPUStaticSharedBytes = 48 * 1024;
+
 /// The static head dimensions (D, Dv) of an attention that the tensor-core
 /// GPU kernels take: q, k and v all f16 or all bf16, D a positive multiple
 /// of 16, Dv of 8, no rel_values; none otherwise.
