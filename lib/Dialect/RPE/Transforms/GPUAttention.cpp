@@ -33,7 +33,6 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
 #include <limits>
@@ -149,30 +148,27 @@ Value mlir::rpe::normalizeGPUOutput(OpBuilder &b, Location loc,
   return castFloat(b, loc, o, elementType);
 }
 
-/// `score_mod`'s result when it is `s + x` with x independent of s (a
-/// hoisted Toeplitz term, an additive bias): that addition, or null.
-static arith::AddFOp additiveScoreMod(Region &scoreMod) {
-  Block &block = scoreMod.front();
-  Value s = block.getArgument(0);
-  auto yield = cast<YieldOp>(block.getTerminator());
-  auto add = yield.getValues().front().getDefiningOp<arith::AddFOp>();
-  if (!add || !add->hasOneUse() || !s.hasOneUse() ||
-      (add.getLhs() == s) == (add.getRhs() == s))
-    return {};
-  return add;
+/// `sum` = `scaled` + x (either order), `scaled` = a·b used by that sum
+/// only, `sum` by nothing yet (an additive score_mod's body applied to the
+/// scaled score): a·b + x as one FMA; else `sum`.
+static Value fuseScaledSum(OpBuilder &b, Location l, Value sum, Value scaled) {
+  auto add = sum.getDefiningOp<arith::AddFOp>();
+  auto mul = scaled.getDefiningOp<arith::MulFOp>();
+  if (!add || !mul || !scaled.hasOneUse() || !sum.use_empty() ||
+      (add.getLhs() != scaled && add.getRhs() != scaled))
+    return sum;
+  Value x = add.getLhs() == scaled ? add.getRhs() : add.getLhs();
+  Value fma = math::FmaOp::create(b, l, mul.getLhs(), mul.getRhs(), x);
+  add->erase();
+  mul->erase();
+  return fma;
 }
 
 Value mlir::rpe::buildGPUScore(OpBuilder &b, Location l, AttentionOp op,
                                Value s, Value b0, Value h, Value row,
                                Value qPos, Value keyRaw, Value key, Value kEnd,
                                Value scale, bool causalMask) {
-  // s·scale + x as one FMA, for the first additive term x (bias, or a
-  // score_mod that adds to the score).
-  auto addScaled = [&](Value x) {
-    s = scale ? math::FmaOp::create(b, l, s, scale, x).getResult()
-              : arith::AddFOp::create(b, l, s, x).getResult();
-    scale = {};
-  };
+  // s·scale + a bias as one FMA.
   if (Value bias = op.getBias()) {
     auto biasType = cast<RankedTensorType>(bias.getType());
     Value full[] = {b0, h, row, key};
@@ -181,32 +177,21 @@ Value mlir::rpe::buildGPUScore(OpBuilder &b, Location l, AttentionOp op,
       at.push_back(biasType.getDimSize(dim) == 1
                        ? indexConst(b, l, 0)
                        : full[4 - biasType.getRank() + dim]);
-    addScaled(extractF32(b, l, bias, at));
-  }
-  if (!op.getScoreMod().empty()) {
-    Region &scoreMod = op.getScoreMod();
-    SmallVector<Value> args = {s, b0, h, qPos, key};
-    if (arith::AddFOp add = scale ? additiveScoreMod(scoreMod) : nullptr) {
-      // The body but the addition, then s·scale + x.
-      Block &block = scoreMod.front();
-      IRMapping mapping;
-      mapping.map(block.getArguments(), args);
-      for (Operation &inner : block.without_terminator())
-        if (&inner != add.getOperation())
-          b.clone(inner, mapping);
-      Value x =
-          add.getLhs() == block.getArgument(0) ? add.getRhs() : add.getLhs();
-      addScaled(mapping.lookupOrDefault(x));
-    } else {
-      if (scale)
-        s = arith::MulFOp::create(b, l, s, scale);
-      scale = {};
-      args[0] = s;
-      s = inlineScoreMod(b, scoreMod, args);
-    }
+    Value term = extractF32(b, l, bias, at);
+    s = scale ? math::FmaOp::create(b, l, s, scale, term).getResult()
+              : arith::AddFOp::create(b, l, s, term).getResult();
+    scale = {};
   }
   if (scale)
     s = arith::MulFOp::create(b, l, s, scale);
+  if (!op.getScoreMod().empty()) {
+    Value scaled = scale ? s : Value();
+    s = inlineScoreMod(b, op.getScoreMod(), {s, b0, h, qPos, key});
+    // A body that adds a term to the score (the hoisted Toeplitz, ALiBi
+    // and Swin terms do): one FMA.
+    if (scaled)
+      s = fuseScaledSum(b, l, s, scaled);
+  }
   Value masked;
   if (kEnd)
     masked =
