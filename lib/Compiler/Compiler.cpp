@@ -21,6 +21,7 @@
 #include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LLVMContext.h"
@@ -44,6 +45,8 @@
 
 #include <dlfcn.h>
 #include <memory>
+#include <optional>
+#include <utility>
 
 using namespace mlir;
 using namespace mlir::rpe;
@@ -254,15 +257,37 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
   // Token by token (string literals and comments skipped): `array` `<`
   // `index`, whatever trivia separates them; and the first `permutation` /
   // `dimensions` after `linalg.transpose` / `broadcast` / `reduce` in
-  // custom form, which must be `= [` integers `]`.
+  // custom form, which must be `= [` integers `]`; the properties of a
+  // custom-form linalg op, which must be a dictionary.
   bool expectArray = false;
   // Brackets open at p: `->` and `>=` close nothing (a stray closer only
   // lowers the count, never below 0).
   unsigned depth = 0;
   size_t n = text.size();
+  // The head of a custom-form linalg op (from its name to `ins`, `outs`, an
+  // operand, a `:` or a closing bracket), at this depth: there
+  // parseCommonStructuredOpParts takes `<` properties `>` and casts them to
+  // a dictionary unchecked. `atOpName`: the previous token is the op's name.
+  std::optional<unsigned> headDepth;
+  bool atOpName = false;
+  // Attribute aliases defined so far (a use must follow the definition):
+  // whether each names a dictionary.
+  llvm::StringMap<bool> dictionaryAliases;
+  // Whether the attribute at q is a dictionary: `{`, or an alias of one.
+  auto isDictionary = [&](size_t q) {
+    if (q < n && text[q] == '{')
+      return true;
+    if (q >= n || text[q] != '#')
+      return false;
+    size_t end = q + 1;
+    while (end < n && isIdentifierChar(text[end]))
+      ++end;
+    return dictionaryAliases.lookup(text.slice(q + 1, end));
+  };
   for (size_t p = skipTrivia(text, 0); p < n; p = skipTrivia(text, p)) {
     char c = text[p];
     if (c == '"') { // a string literal, with escapes
+      atOpName = false;
       for (++p; p < n && text[p] != '"'; ++p)
         if (text[p] == '\\')
           ++p;
@@ -274,6 +299,20 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
       if (rest.starts_with("->") || rest.starts_with(">=")) {
         p += 2;
         continue;
+      }
+      bool afterOpName = std::exchange(atOpName, false);
+      if (headDepth && depth == *headDepth) {
+        if (c == '<' && (afterOpName || !isIdentifierChar(text[p - 1]))) {
+          if (!isDictionary(skipTrivia(text, p + 1)))
+            return errorAt(p)
+                   << "expected a dictionary of properties ('<{...}>') here: "
+                      "MLIR 22's parser of custom-form linalg ops crashes on "
+                      "any other attribute";
+          headDepth.reset();
+        } else if (c == '%' || c == '^' || c == ':' || c == ')' || c == ']' ||
+                   c == '}' || c == '>') {
+          headDepth.reset();
+        }
       }
       if (c == '(' || c == '[' || c == '{' || c == '<') {
         if (++depth > kMaxNestingDepth)
@@ -290,6 +329,19 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
     while (p < n && isIdentifierChar(text[p]))
       ++p;
     StringRef word = text.slice(start, p);
+    char before = start > 0 ? text[start - 1] : ' ';
+    atOpName = false;
+    if (before == '#' && depth == 0) { // an alias definition?
+      size_t q = skipTrivia(text, p);
+      if (q < n && text[q] == '=' && !text.substr(q).starts_with("=="))
+        dictionaryAliases[word] = isDictionary(skipTrivia(text, q + 1));
+    }
+    if (headDepth && depth == *headDepth && (word == "ins" || word == "outs"))
+      headDepth.reset();
+    if (word.starts_with("linalg.") && before != '#' && before != '!') {
+      headDepth = depth;
+      atOpName = true;
+    }
     if (word == "linalg.transpose" || word == "linalg.broadcast" ||
         word == "linalg.reduce") {
       expectArray = true;

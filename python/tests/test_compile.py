@@ -303,13 +303,17 @@ def test_temporary_directory_is_removed(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_text_the_upstream_parser_crashes_on_is_rejected():
-    """MLIR 22's parser crashes on array<index: ...>; rpe reports it."""
-    text = ("func.func @f() {\n"
-            "  %x = arith.constant {a = array<index: 1, 0>} 0 : index\n"
-            "  return\n}\n")
-    with pytest.raises(rpe.CompileError,
-                       match="dense arrays of 'index'.*not supported"):
+@pytest.mark.parametrize("line, message", [
+    ("%x = arith.constant {a = array<index: 1, 0>} 0 : index",
+     "dense arrays of 'index'.*not supported"),
+    ("linalg.matmul<[32, 1]>>", "<rpe.compile>:2:16: error: expected a dictionary "
+     r"of properties \('<\{\.\.\.\}>'\)"),
+])
+def test_text_the_upstream_parser_crashes_on_is_rejected(line, message):
+    """MLIR 22's parser crashes on array<index: ...> and on properties of a
+    custom-form linalg op that are not a dictionary; rpe reports them."""
+    text = "func.func @f() {\n  " + line + "\n  return\n}\n"
+    with pytest.raises(rpe.CompileError, match=message):
         rpe.compile(text)
 
 

@@ -79,7 +79,10 @@ LogicalResult checkOptions(const CompileOptions &options, Location loc);
 /// of `index` (`array<index: ...>`: parseDenseArrayAttr asks an index type
 /// for its bit width), and a malformed `permutation` / `dimensions` list of
 /// `linalg.transpose` / `broadcast` / `reduce` in custom form (their parser
-/// stores the null attribute of a failed parse), and brackets (`(`, `[`,
+/// stores the null attribute of a failed parse), properties other than a
+/// dictionary (or an alias of one) in the head of a custom-form linalg op
+/// (`linalg.matmul <[1]>`: parseCommonStructuredOpParts casts them to a
+/// DictionaryAttr unchecked), and brackets (`(`, `[`,
 /// `{`, `<`) nested more than 1000 deep (the parser recurses per level and
 /// overflows the stack a few thousand levels down). Call it before parsing
 /// `text` (named `bufferName`).
