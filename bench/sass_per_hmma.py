@@ -91,8 +91,9 @@ def parse(sass, kernel):
     return ins, labels
 
 
-def full_tile(ins, labels, trips):
-    """Opcode counts of one full key tile (see the module docstring)."""
+def full_tile(ins, labels, trips, dump=None):
+    """Opcode counts of one full key tile (see the module docstring); the
+    instructions counted are appended to the list `dump` if given."""
     def target(text):
         m = re.search(r"BRA\s+`?\(?(\.L_x_\d+)", text)
         return labels.get(m.group(1)) if m else None
@@ -133,6 +134,8 @@ def full_tile(ins, labels, trips):
         if any(s <= i < e for s, e in skip):
             continue
         weight = trips if any(s <= i <= e for s, e in inner) else 1
+        if dump is not None:
+            dump.append(ins[i])
         op = re.sub(r"^@!?U?P\w+\s+", "", ins[i]).split()[0].split(".")[0]
         counts[op] += weight
     return counts
@@ -149,6 +152,11 @@ def main():
                         "mma-registers=1 mma-block-rows=128 mma-threads=128")
     parser.add_argument("--trips", type=int, default=1,
                         help="iterations counted for each inner loop")
+    parser.add_argument("--top", type=int, default=8,
+                        help="how many of the commonest opcodes to list")
+    parser.add_argument("--dump", metavar="FILE",
+                        help="write the counted instructions of each kernel "
+                        "to FILE")
     args = parser.parse_args()
     compile_tool, ptxas, nvdisasm = (tool("rpe-compile"), tool("ptxas"),
                                      tool("nvdisasm"))
@@ -175,15 +183,20 @@ def main():
                 kernels = re.findall(r"^\.text\.(\S+):", sass, re.M)
                 for kernel in kernels:
                     ins, labels = parse(sass, kernel)
-                    counts = full_tile(ins, labels, args.trips)
+                    counted = [] if args.dump else None
+                    counts = full_tile(ins, labels, args.trips, counted)
                     if counts is None:
                         continue
+                    if args.dump:
+                        with open(args.dump, "a") as f:
+                            f.write(f"// {kind} {options} {kernel}\n")
+                            f.write("\n".join(counted) + "\n")
                     block = info.split(f"'{kernel}'")[1]
                     regs = re.search(r"Used (\d+) registers", block).group(1)
                     spill = re.search(r"(\d+) bytes spill stores", block)
                     total, hmma = sum(counts.values()), counts["HMMA"]
                     common = ", ".join(f"{op} {n}" for op, n in
-                                       counts.most_common(8))
+                                       counts.most_common(args.top))
                     print(f"| {kind} | `{options or 'default'}` | {total} | "
                           f"{hmma} | {total / hmma:.1f} | {regs} | "
                           f"{spill.group(1)} | {common} |")
