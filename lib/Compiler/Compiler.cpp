@@ -268,7 +268,8 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
   // operand, a `:` or a closing bracket), at this depth: there
   // parseCommonStructuredOpParts takes `<` properties `>` and casts them to
   // a dictionary unchecked. `atOpName`: the previous token is the op's name.
-  std::optional<unsigned> headDepth;
+  constexpr unsigned kNoHead = ~0u;
+  unsigned headDepth = kNoHead;
   bool atOpName = false;
   // Attribute aliases defined so far (a use must follow the definition):
   // whether each names a dictionary.
@@ -301,17 +302,17 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
         continue;
       }
       bool afterOpName = std::exchange(atOpName, false);
-      if (headDepth && depth == *headDepth) {
+      if (depth == headDepth) {
         if (c == '<' && (afterOpName || !isIdentifierChar(text[p - 1]))) {
           if (!isDictionary(skipTrivia(text, p + 1)))
             return errorAt(p)
                    << "expected a dictionary of properties ('<{...}>') here: "
                       "MLIR 22's parser of custom-form linalg ops crashes on "
                       "any other attribute";
-          headDepth.reset();
+          headDepth = kNoHead;
         } else if (c == '%' || c == '^' || c == ':' || c == ')' || c == ']' ||
                    c == '}' || c == '>') {
-          headDepth.reset();
+          headDepth = kNoHead;
         }
       }
       if (c == '(' || c == '[' || c == '{' || c == '<') {
@@ -336,8 +337,8 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
       if (q < n && text[q] == '=' && !text.substr(q).starts_with("=="))
         dictionaryAliases[word] = isDictionary(skipTrivia(text, q + 1));
     }
-    if (headDepth && depth == *headDepth && (word == "ins" || word == "outs"))
-      headDepth.reset();
+    if (depth == headDepth && (word == "ins" || word == "outs"))
+      headDepth = kNoHead;
     if (word.starts_with("linalg.") && before != '#' && before != '!') {
       headDepth = depth;
       atOpName = true;

@@ -191,6 +191,9 @@ void mlir::rpe::addBufferizePass(OpPassManager &pm) {
   // previous one. Without this, one-shot-bufferize rejected such loops.
   bufferize.allowReturnAllocsFromLoops = true;
   pm.addPass(bufferization::createOneShotBufferizePass(bufferize));
+  // Callers free each result: none may be an argument, a constant or
+  // another result's buffer.
+  pm.addPass(createRPEOwnedResultsPass());
 }
 
 void mlir::rpe::addDeallocationPasses(OpPassManager &pm) {

@@ -31,6 +31,11 @@ func.func @ident(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 func.func @twice(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   return %x, %x : tensor<?x4xf32>, tensor<?x4xf32>
 }
+func.func @computed_twice(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>, tensor<2xf32>, tensor<2xf32>) {
+  %0 = arith.addf %x, %x : tensor<?x4xf32>
+  %c = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  return %0, %0, %c, %c : tensor<?x4xf32>, tensor<?x4xf32>, tensor<2xf32>, tensor<2xf32>
+}
 func.func @overwrite(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
   %c0 = arith.constant 0 : index
   %v = arith.constant 42.0 : f32
@@ -112,6 +117,20 @@ def test_results_aliasing_inputs_are_copies(mod):
     assert x[0, 0] == 0
     a, b = mod.twice(x)
     np.testing.assert_array_equal(a, b)
+
+
+def test_results_returned_twice_are_separate_arrays(mod):
+    """A value returned twice (computed or constant) gives two arrays: a
+    write into one leaves the other alone (rpe-owned-results)."""
+    x = np.arange(8, dtype=np.float32).reshape(2, 4)
+    a, b, c, d = mod.computed_twice(x)
+    np.testing.assert_array_equal(a, 2 * x)
+    np.testing.assert_array_equal(b, 2 * x)
+    np.testing.assert_array_equal(c, [1, 2])
+    a[0, 0] = -1
+    c[0] = -1
+    assert b[0, 0] == 0 and d[0] == 1
+    assert not np.shares_memory(a, b) and not np.shares_memory(c, d)
 
 
 def test_inputs_are_never_written(mod):

@@ -54,13 +54,19 @@ func.func @parallel(%a: memref<4x?xf32>, %n: index) -> memref<4x?xf32> {
 // -----
 
 // A copy and a sequential nest (a linalg reduction without parallel
-// dimensions) run on the device; a scalar the host needs comes back
-// through a device scalar copied to the host's stack.
+// dimensions) run on the device: a copy of whole buffers as one
+// device-to-device gpu.memcpy, a copy of a strided view as a kernel. A
+// scalar the host needs comes back through a device scalar copied to the
+// host's stack.
 // CHECK-LABEL: func.func @sequential
 // CHECK-SAME: (%[[A:.*]]: memref<8xf32>, %[[B:.*]]: memref<8xf32>, %[[S:.*]]: memref<f32>)
+// CHECK-NOT: gpu.launch
+// CHECK: gpu.memcpy  %[[B]], %[[A]] : memref<8xf32>, memref<8xf32>
+// CHECK: %[[VIEW:.*]] = memref.subview %[[A]]
+// CHECK: %[[HEAD:.*]] = memref.subview %[[B]]
 // CHECK: gpu.launch
-// CHECK: %[[X:.*]] = memref.load %[[A]]
-// CHECK: memref.store %[[X]], %[[B]]
+// CHECK: %[[X:.*]] = memref.load %[[VIEW]]
+// CHECK: memref.store %[[X]], %[[HEAD]]
 // CHECK: gpu.launch {{.*}} threads({{.*}}) in (%{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}}, %{{.*}} = %c1{{.*}})
 // CHECK: scf.for
 // CHECK: memref.store %{{.*}}, %[[S]][]
@@ -78,6 +84,9 @@ func.func @sequential(%a: memref<8xf32>, %b: memref<8xf32>, %s: memref<f32>) -> 
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
   memref.copy %a, %b : memref<8xf32> to memref<8xf32>
+  %view = memref.subview %a[0] [4] [2] : memref<8xf32> to memref<4xf32, strided<[2]>>
+  %head = memref.subview %b[0] [4] [1] : memref<8xf32> to memref<4xf32, strided<[1]>>
+  memref.copy %view, %head : memref<4xf32, strided<[2]>> to memref<4xf32, strided<[1]>>
   scf.for %i = %c0 to %c8 step %c1 {
     %x = memref.load %b[%i] : memref<8xf32>
     %acc = memref.load %s[] : memref<f32>

@@ -191,6 +191,14 @@ struct RPEGPUOffloadPass
             });
       } else if (auto copy = dyn_cast<memref::CopyOp>(op)) {
         auto type = cast<MemRefType>(copy.getSource().getType());
+        // Whole buffers: one device-to-device copy, no kernel.
+        auto target = cast<MemRefType>(copy.getTarget().getType());
+        if (type.getLayout().isIdentity() && target.getLayout().isIdentity()) {
+          gpu::MemcpyOp::create(b, loc, Type(), ValueRange{}, copy.getTarget(),
+                                copy.getSource());
+          op->erase();
+          continue;
+        }
         SmallVector<Value> sizes;
         for (int64_t d = 0; d < type.getRank(); ++d)
           sizes.push_back(memref::DimOp::create(b, loc, copy.getSource(), d));

@@ -59,6 +59,25 @@ int main(void) {
                10.0 * (clamp(i - j, -2, 2) + 2) + h);
   free(dyn.allocated);
 
+  /* The argument and one value twice: three buffers of the caller's own
+   * (freeing them all is a double free, or frees `table`, otherwise). */
+  rpe_echo_twice_results echo;
+  _mlir_ciface_echo_twice(&echo, &t);
+  if (echo.r0.allocated == table || echo.r1.allocated == echo.r2.allocated) {
+    printf("MISMATCH echo_twice: results share a buffer\n");
+    ++failures;
+  }
+  for (int i = 0; i < 10; ++i) {
+    expect("echo", echo.r0.aligned[echo.r0.offset + i], table[i]);
+    expect("twice", echo.r1.aligned[echo.r1.offset + i], 2 * table[i]);
+    expect("twice", echo.r2.aligned[echo.r2.offset + i], 2 * table[i]);
+  }
+  if (echo.r0.allocated != table)
+    free(echo.r0.allocated);
+  free(echo.r1.allocated);
+  if (echo.r2.allocated != echo.r1.allocated)
+    free(echo.r2.allocated);
+
   /* A scalar result: T5, n = j - i = +200 lands in the last bucket. */
   expect("bucket", (double)_mlir_ciface_bucket(0, 200), 31);
   expect("bucket", (double)_mlir_ciface_bucket(5, 5), 0);

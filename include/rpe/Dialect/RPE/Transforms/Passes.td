@@ -29,6 +29,29 @@ def RPEReadOnlyArgumentsPass
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def RPEOwnedResultsPass : Pass<"rpe-owned-results", "::mlir::ModuleOp"> {
+  let summary = "Give every memref result of an entry point a buffer of its "
+                "own";
+  let description = [{
+    The C header (and the device-pointer entry points) tell callers that
+    each memref result is theirs to free. After one-shot bufferization that
+    does not hold where a public `func.func` returns one of its arguments
+    (the caller's buffer), a constant global, or the same buffer twice
+    (`return %r, %r`, or two views of one allocation): the caller would free
+    a buffer twice or free its own input. This pass follows each returned
+    memref of every public function with a body through view-like ops
+    (`memref.subview`, `memref.cast`, reshapes) to its root, and where that
+    root is a block argument, a `memref.get_global`, or the root of an
+    earlier result of the same return, returns a fresh `memref.alloc` of the
+    result type holding a copy (`memref.copy`) instead. Other roots (a
+    buffer the function allocates, a call's or a region op's result) are
+    left alone. Runs right after one-shot bufferization in both pipelines,
+    before deallocation (which then frees what no result keeps) and before
+    `rpe-gpu-offload` (which moves the copy to the device).
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def RPEInternalizeFunctionsPass
     : Pass<"rpe-internalize-functions", "::mlir::ModuleOp"> {
   let summary = "Give private LLVM functions internal linkage";
