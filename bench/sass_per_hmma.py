@@ -14,8 +14,10 @@ a cubin, disassembles it and walks the attention kernel's key loop (its
 outermost backward branch): the instructions one full key tile executes
 are the loop body without the other scoring branches (the largest if /
 else side without HMMA: the partial tile's, or with a causal mask the
-masked full and the partial tiles') and without the misaligned staging
-(the side whose global loads are 2-byte, no cp.async); inner loops count
+masked full and the partial tiles'), without the misaligned staging
+(the side whose global loads are 2-byte, no cp.async) and without the
+clamped staging of the last tile (of two sides that both copy with
+cp.async, the longer); inner loops count
 `--trips` times (the register kernel has none). Prints the count, HMMA, instructions per HMMA,
 ptxas' registers and spill bytes, and the commonest opcodes.
 """
@@ -129,6 +131,12 @@ def full_tile(ins, labels, trips, dump=None):
     skip += [s for s in sides
              if any("LDG.E.U16" in t for t in ins[s[0]:s[1]])
              and not any("LDGSTS" in t for t in ins[s[0]:s[1]])]
+    # The full tile's cp.async staging against the clamped one (the last
+    # tile's): both sides copy with LDGSTS; the longer is the clamped.
+    for then, other in zip(sides[::2], sides[1::2]):
+        if all(any("LDGSTS" in t for t in ins[x[0]:x[1]])
+               for x in (then, other)):
+            skip.append(max(then, other, key=lambda x: x[1] - x[0]))
     counts = collections.Counter()
     for i in range(a, b + 1):
         if any(s <= i < e for s, e in skip):

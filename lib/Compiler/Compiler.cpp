@@ -113,8 +113,8 @@ static LogicalResult applyGPUKernelOptions(const CompileOptions &options,
     if (!other.empty())
       return emitError(loc)
              << "GPU kernel options set block-rows, tile-k, mma-threads, "
-                "mma-block-rows, mma-tile-k, mma-registers and block-size "
-                "only, got '"
+                "mma-block-rows, mma-tile-k, mma-registers, mma-stage-views "
+                "and block-size only, got '"
              << other << "'";
     pipeline.blockRows = parsed.blockRows;
     pipeline.tileK = parsed.tileK;
@@ -122,6 +122,7 @@ static LogicalResult applyGPUKernelOptions(const CompileOptions &options,
     pipeline.mmaBlockRows = parsed.mmaBlockRows;
     pipeline.mmaTileK = parsed.mmaTileK;
     pipeline.mmaRegisters = parsed.mmaRegisters;
+    pipeline.mmaStageViews = parsed.mmaStageViews;
     pipeline.blockSize = parsed.blockSize;
   }
   return verifyNVPTXPipelineOptions(
@@ -497,6 +498,7 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
     pipeline.gpuMmaBlockRows = gpu.mmaBlockRows;
     pipeline.gpuMmaTileK = gpu.mmaTileK;
     pipeline.gpuMmaRegisters = gpu.mmaRegisters;
+    pipeline.gpuMmaStageViews = gpu.mmaStageViews;
   }
   // A shared library links librpe_cpu_runtime.a: its buffers come from the
   // allocation cache. Objects and IR call malloc/free, which need nothing.

@@ -232,6 +232,7 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
     gpu.mmaBlockRows = options.gpuMmaBlockRows;
     gpu.mmaTileK = options.gpuMmaTileK;
     gpu.mmaRegisters = options.gpuMmaRegisters;
+    gpu.mmaStageViews = options.gpuMmaStageViews;
     gpu.emitCInterface = options.emitCInterface;
     gpu.deallocate = options.deallocate;
     buildGPUKernelPasses(pm, gpu);

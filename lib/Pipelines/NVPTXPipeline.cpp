@@ -110,6 +110,7 @@ gpuAttentionPassOptions(const rpe::NVPTXPipelineOptions &options) {
   attention.mmaBlockRows = options.mmaBlockRows;
   attention.mmaTileK = options.mmaTileK;
   attention.mmaRegisters = options.mmaRegisters;
+  attention.mmaStageViews = options.mmaStageViews;
   return attention;
 }
 
@@ -149,7 +150,7 @@ LogicalResult mlir::rpe::verifyNVPTXPipelineOptions(
   return checkGPUAttentionOptions(
       GPUAttentionOptions{a.blockRows, a.tileK, a.maxHeadDim, a.tensorCores,
                           a.mmaThreads, a.mmaBlockRows, a.mmaTileK,
-                          a.mmaRegisters},
+                          a.mmaRegisters, a.mmaStageViews},
       [&](const Twine &message) {
         return error("rpe-nvptx-pipeline: rpe-gpu-attention: " + message);
       });

@@ -97,7 +97,9 @@ REGISTER_CASES = [
     (c, "mma-registers=1") for c in REGISTER_CASES] + [
     # Three 16-row tiles per emulated warp, 32-key tiles.
     (c, "mma-registers=1 mma-block-rows=48 mma-tile-k=32")
-    for c in REGISTER_CASES[:3]],
+    for c in REGISTER_CASES[:3]] + [
+    # Every tile's keys clamped (no strided staging views).
+    (c, "mma-registers=1 mma-stage-views=0") for c in REGISTER_CASES[:3]],
     ids=lambda x: x if isinstance(x, str) else
     "B%dH%dkv%d-%dx%d-D%dDv%d" % x[:7])
 def test_register_kernel_matches_reference(elem, case, options):

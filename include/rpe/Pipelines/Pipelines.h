@@ -152,6 +152,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("With gpu-emulation: the register-resident "
                      "tensor-core kernel"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> gpuMmaStageViews{
+      *this, "gpu-mma-stage-views",
+      llvm::cl::desc("With gpu-emulation: the register-resident kernel "
+                     "stages full K / V tiles through strided views"),
+      llvm::cl::init(true)};
 };
 
 /// Options of `rpe-nvptx-pipeline`.
@@ -220,6 +225,11 @@ struct NVPTXPipelineOptions : public PassPipelineOptions<NVPTXPipelineOptions> {
                      "FlashAttention-2 form (D, Dv <= 128): scores, softmax "
                      "and output in mma.sync fragments (registers)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> mmaStageViews{
+      *this, "mma-stage-views",
+      llvm::cl::desc("With mma-registers: copy a full K / V tile through "
+                     "one strided view per thread and column, unclamped"),
+      llvm::cl::init(true)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of the kernels made from loops"),

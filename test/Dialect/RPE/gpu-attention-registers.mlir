@@ -2,6 +2,7 @@
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-threads=1" -canonicalize -split-input-file | FileCheck %s --check-prefix=EMU
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1" -split-input-file | FileCheck %s --check-prefix=NOLXL
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-block-rows=128 mma-threads=128" -canonicalize -split-input-file | FileCheck %s --check-prefix=ROWS
+// RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-threads=128 mma-stage-views=0" -canonicalize -split-input-file | FileCheck %s --check-prefix=NOVIEWS
 
 // f16 T5-biased causal GQA attention at L = 4096 as the register-resident
 // tensor-core kernel: 4 warps of 16 rows (64-row blocks, 128 threads); the
@@ -28,9 +29,32 @@
 // 16-byte cp.async per run where the operands' start and outer strides are
 // 16-byte multiples on the device, else eight 2-byte loads and one 16-byte
 // store; one cp.async group.
+// A full tile (no key past the block's end, here kEnd >= 32) copies each
+// thread's runs as one column of rows 16 apart: a strided view of K whose
+// offset and stride are computed once, rows tx / 8 + 16·i, unclamped; the
+// other tiles clamp their keys to the last one.
 // CHECK: scf.if %{{.*}} {
 // CHECK: scf.if %[[ALIGNED:.*]] {
+// CHECK: %[[FULLTILE:.*]] = arith.cmpi uge, %{{.*}}, %c32 : index
+// CHECK: scf.if %[[FULLTILE]] {
+// CHECK: %[[R0:.*]] = arith.divui %[[TX]], %c8 : index
+// CHECK: %[[CHUNK:.*]] = arith.remui %[[TX]], %c8 : index
+// CHECK: %[[COL:.*]] = arith.muli %[[CHUNK]], %c8 : index
+// CHECK: %[[KV:.*]] = memref.subview %[[KB]][0, %{{.*}}, %[[R0]], %[[COL]]] [1, 1, 2, 8] [1, 1, 16, 1] : memref<1x2x4096x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<2x8xf16, strided<[?, 1], offset: ?>>
+// CHECK: scf.for %[[IV:.*]] = %c0 to %c2 step %c1 {
+// CHECK: %[[ROWOFF:.*]] = arith.muli %[[IV]], %c16 : index
+// CHECK: %[[ROW:.*]] = arith.addi %[[R0]], %[[ROWOFF]] : index
+// CHECK: nvgpu.device_async_copy %[[KV]][%[[IV]], %c0], %[[KS]][%c0, %[[ROW]], %[[COL]]], 8 {bypassL1}
+// CHECK: memref.subview %[[VB]]
+// CHECK: nvgpu.device_async_copy
+// CHECK: } else {
 // CHECK: scf.for %[[I:.*]] = %c0 to %c2 step %c1 {
+// With mma-stage-views=0, every tile clamps its keys: no views.
+// NOVIEWS-LABEL: func.func @t5_causal_gqa_f16
+// NOVIEWS-NOT: memref.subview
+// NOVIEWS: nvgpu.device_async_copy
+// NOVIEWS-NOT: memref.subview
+// NOVIEWS: return
 // CHECK: %[[STRIDE:.*]] = arith.muli %[[I]], %c128 : index
 // CHECK: arith.addi %[[TX]], %[[STRIDE]] : index
 // CHECK-NOT: scf.if

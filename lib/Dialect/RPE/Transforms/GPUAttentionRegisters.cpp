@@ -628,11 +628,90 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                   emulate ? llvm::MaybeAlign() : llvm::MaybeAlign(16));
             });
       };
-      for (bool async : {true, false}) {
-        Block *block = async ? ifAligned.thenBlock() : ifAligned.elseBlock();
+      // A full tile (no key past kEnd), where the threads' runs (idx = tx +
+      // threads·i, row idx / runs, run idx % runs) fall in columns: with
+      // `apart` = threads / runs rows between a thread's rows (or, fewer
+      // threads than runs, `perRow` = runs / threads runs of each row per
+      // thread, the emulation's case), a thread's runs of one column of the
+      // tile are one strided view. Its offset and stride are computed once,
+      // so each 16-byte copy only adds a multiple of the stride: no clamp,
+      // no 64-bit multiply per run.
+      auto columnsFit = [&](int64_t width) {
+        int64_t runs = width / 8;
+        return threads % runs == 0 ? tileK % (threads / runs) == 0
+                                   : runs % threads == 0;
+      };
+      auto copyRows = [&](OpBuilder &cb, Value buf, Value tile, int64_t width) {
+        int64_t runs = width / 8;
+        int64_t apart = std::max<int64_t>(threads / runs, 1);
+        int64_t perRow = std::max<int64_t>(runs / threads, 1);
+        int64_t iters = tileK / apart;
+        Value r0 = arith::DivUIOp::create(cb, l, tx, indexConst(cb, l, runs));
+        Value run0 = arith::RemUIOp::create(cb, l, tx, indexConst(cb, l, runs));
+        Value zero = indexConst(cb, l, 0);
+        // Loops of known trip counts (LLVM unrolls them on the GPU; the
+        // emulation's one thread keeps them rolled).
+        auto loop = [&](OpBuilder &b, int64_t n,
+                        function_ref<void(OpBuilder &, Value)> body) {
+          scf::ForOp::create(
+              b, l, zero, indexConst(b, l, n), indexConst(b, l, 1),
+              ValueRange{}, [&](OpBuilder &nb, Location, Value iv, ValueRange) {
+                body(nb, iv);
+                scf::YieldOp::create(nb, l);
+              });
+        };
+        loop(cb, perRow, [&](OpBuilder &pb, Value c) {
+          Value col = mul(pb, l, add(pb, l, run0, mul(pb, l, c, threads)), 8);
+          SmallVector<OpFoldResult> offsets = {b0, hk, add(pb, l, start, r0),
+                                               col};
+          SmallVector<OpFoldResult> sizes = {
+              pb.getIndexAttr(1), pb.getIndexAttr(1), pb.getIndexAttr(iters),
+              pb.getIndexAttr(8)};
+          SmallVector<OpFoldResult> strides = {
+              pb.getIndexAttr(1), pb.getIndexAttr(1), pb.getIndexAttr(apart),
+              pb.getIndexAttr(1)};
+          MemRefType viewType = memref::SubViewOp::inferRankReducedResultType(
+              {iters, 8}, cast<MemRefType>(buf.getType()), offsets, sizes,
+              strides);
+          Value view = memref::SubViewOp::create(pb, l, viewType, buf, offsets,
+                                                 sizes, strides);
+          loop(pb, iters, [&](OpBuilder &ib, Value i) {
+            Value row = add(ib, l, r0, mul(ib, l, i, apart));
+            if (emulate) {
+              Value x = vector::LoadOp::create(
+                  ib, l, VectorType::get({8}, elem), view, ValueRange{i, zero});
+              vector::StoreOp::create(ib, l, x, tile,
+                                      ValueRange{slot, row, col});
+              return;
+            }
+            nvgpu::DeviceAsyncCopyOp::create(
+                ib, l, nvgpu::DeviceAsyncTokenType::get(ctx), tile,
+                ValueRange{slot, row, col}, view, ValueRange{i, zero},
+                ib.getIndexAttr(8), /*srcElements=*/Value(),
+                /*bypassL1=*/ib.getUnitAttr());
+          });
+        });
+      };
+      auto atEnd = [](Block *block) {
         OpBuilder cb = OpBuilder::atBlockBegin(block);
         if (block->mightHaveTerminator())
           cb.setInsertionPoint(block->getTerminator());
+        return cb;
+      };
+      OpBuilder ab = atEnd(ifAligned.thenBlock());
+      Block *clamped = ifAligned.thenBlock();
+      if (options.mmaStageViews && columnsFit(d) && columnsFit(dv)) {
+        Value full = arith::CmpIOp::create(
+            ab, l, arith::CmpIPredicate::ule,
+            add(ab, l, start, indexConst(ab, l, tileK)), kEnd);
+        auto ifFull = scf::IfOp::create(ab, l, full, /*withElseRegion=*/true);
+        OpBuilder fb = atEnd(ifFull.thenBlock());
+        copyRows(fb, kBuf, ks, d);
+        copyRows(fb, vBuf, vs, dv);
+        clamped = ifFull.elseBlock();
+      }
+      for (bool async : {true, false}) {
+        OpBuilder cb = atEnd(async ? clamped : ifAligned.elseBlock());
         copy(cb, k, kBuf, ks, d, async);
         copy(cb, v, vBuf, vs, dv, async);
       }

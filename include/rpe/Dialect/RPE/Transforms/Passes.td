@@ -468,6 +468,10 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
            "<= 128: scores, softmax and output in mma.sync fragments "
            "(registers), each warp owning 16 * mma-block-rows / (16 * "
            "warps) query rows">,
+    Option<"mmaStageViews", "mma-stage-views", "bool", /*default=*/"true",
+           "With mma-registers: copy a full K / V tile through one strided "
+           "view per thread and column, unclamped (fewer instructions per "
+           "copy, more registers live across the key loop)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -55,6 +55,10 @@ struct GPUAttentionOptions {
   /// scores, the softmax and the output in mma.sync fragments (registers),
   /// warps owning query rows; off: S, P and O in workgroup memory.
   bool mmaRegisters = false;
+  /// In the FlashAttention-2 form, stage a full K / V tile through one
+  /// strided view per thread and column (unclamped 16-byte copies: fewer
+  /// instructions, more registers live across the key loop).
+  bool mmaStageViews = true;
 };
 
 /// Checks the options; reports the first problem through `error`.
