@@ -321,6 +321,15 @@ private:
   Type elem;
 };
 
+/// A builder at the end of `block`: before its terminator where it has one
+/// (an scf.if with results gets its yields from the code built there).
+OpBuilder atBlockEnd(Block *block) {
+  OpBuilder b = OpBuilder::atBlockBegin(block);
+  if (block->mightHaveTerminator())
+    b.setInsertionPoint(block->getTerminator());
+  return b;
+}
+
 /// for (idx = tx; idx < count·width; idx += threads) fn(idx / width,
 /// idx % width), as a loop of a known trip count (ceil(count·width /
 /// threads); the last iteration guarded where threads do not divide
@@ -349,8 +358,7 @@ void forShared(OpBuilder &b, Location l, Value tx, int64_t threads,
               arith::CmpIOp::create(nb, nl, arith::CmpIPredicate::ult, idx,
                                     indexConst(nb, nl, total)),
               /*withElseRegion=*/false);
-          OpBuilder ib = OpBuilder::atBlockBegin(inRange.thenBlock());
-          ib.setInsertionPoint(inRange.thenBlock()->getTerminator());
+          OpBuilder ib = atBlockEnd(inRange.thenBlock());
           body(ib);
         }
         scf::YieldOp::create(nb, nl);
@@ -692,26 +700,20 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
           });
         });
       };
-      auto atEnd = [](Block *block) {
-        OpBuilder cb = OpBuilder::atBlockBegin(block);
-        if (block->mightHaveTerminator())
-          cb.setInsertionPoint(block->getTerminator());
-        return cb;
-      };
-      OpBuilder ab = atEnd(ifAligned.thenBlock());
+      OpBuilder ab = atBlockEnd(ifAligned.thenBlock());
       Block *clamped = ifAligned.thenBlock();
       if (options.mmaStageViews && columnsFit(d) && columnsFit(dv)) {
         Value full = arith::CmpIOp::create(
             ab, l, arith::CmpIPredicate::ule,
             add(ab, l, start, indexConst(ab, l, tileK)), kEnd);
         auto ifFull = scf::IfOp::create(ab, l, full, /*withElseRegion=*/true);
-        OpBuilder fb = atEnd(ifFull.thenBlock());
+        OpBuilder fb = atBlockEnd(ifFull.thenBlock());
         copyRows(fb, kBuf, ks, d);
         copyRows(fb, vBuf, vs, dv);
         clamped = ifFull.elseBlock();
       }
       for (bool async : {true, false}) {
-        OpBuilder cb = atEnd(async ? clamped : ifAligned.elseBlock());
+        OpBuilder cb = atBlockEnd(async ? clamped : ifAligned.elseBlock());
         copy(cb, k, kBuf, ks, d, async);
         copy(cb, v, vBuf, vs, dv, async);
       }
@@ -902,10 +904,8 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
             auto ifOp = scf::IfOp::create(bb, l, scoredTypes, cases[i].first,
                                           /*withElseRegion=*/true);
             for (bool isThen : {true, false}) {
-              Block *block = isThen ? ifOp.thenBlock() : ifOp.elseBlock();
-              OpBuilder cb = OpBuilder::atBlockBegin(block);
-              if (block->mightHaveTerminator())
-                cb.setInsertionPoint(block->getTerminator());
+              OpBuilder cb =
+                  atBlockEnd(isThen ? ifOp.thenBlock() : ifOp.elseBlock());
               if (isThen) {
                 setValues(scored, before);
                 scores(cb, l, cases[i].second);
