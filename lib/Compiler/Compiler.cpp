@@ -45,7 +45,6 @@
 
 #include <dlfcn.h>
 #include <memory>
-#include <optional>
 #include <utility>
 
 using namespace mlir;

@@ -471,7 +471,7 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
     Option<"mmaStageViews", "mma-stage-views", "bool", /*default=*/"true",
            "With mma-registers: copy a full K / V tile through one strided "
            "view per thread and column, unclamped (fewer instructions per "
-           "copy, more registers live across the key loop)">,
+           "copy; 0: every tile's keys clamped)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -56,8 +56,9 @@ struct GPUAttentionOptions {
   /// warps owning query rows; off: S, P and O in workgroup memory.
   bool mmaRegisters = false;
   /// In the FlashAttention-2 form, stage a full K / V tile through one
-  /// strided view per thread and column (unclamped 16-byte copies: fewer
-  /// instructions, more registers live across the key loop).
+  /// strided view per thread and column (unclamped 16-byte copies, the
+  /// view's offset and stride computed once); off: every tile's keys
+  /// clamped to the last.
   bool mmaStageViews = true;
 };
 
