@@ -10,8 +10,8 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -25,16 +25,6 @@ namespace rpe {
 using namespace mlir;
 
 namespace {
-/// The buffer `value` views: through view-like ops to their source.
-Value rootOf(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>()) {
-    if (view.getViewDest() != value)
-      break;
-    value = view.getViewSource();
-  }
-  return value;
-}
-
 /// Whether the caller may not free `root` as a result: an argument (of the
 /// function, or of a block: the buffer it stands for is unknown here) or a
 /// constant global.
@@ -58,7 +48,8 @@ struct RPEOwnedResultsPass
       auto type = dyn_cast<MemRefType>(operand.get().getType());
       if (!type)
         continue;
-      Value root = rootOf(operand.get());
+      // The buffer the result views (through view-like ops).
+      Value root = memref::skipViewLikeOps(cast<MemrefValue>(operand.get()));
       if (roots.insert(root).second && !isForeign(root))
         continue;
       OpBuilder b(ret);
