@@ -23,6 +23,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -46,14 +47,11 @@ bool isInsideKernel(Operation *op) {
          op->getParentOfType<gpu::GPUModuleOp>();
 }
 
-/// The memref `v` is a view of (through view-like ops), or `v` itself.
+/// The memref `v` is a view of (through view-like ops), or `v` itself
+/// (also where `v` is no memref).
 Value viewRoot(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view || view.getViewDest() != v)
-      break;
-    v = view.getViewSource();
-  }
+  if (auto memref = dyn_cast<MemrefValue>(v))
+    return memref::skipViewLikeOps(memref);
   return v;
 }
 

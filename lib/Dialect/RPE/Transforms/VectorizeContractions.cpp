@@ -15,10 +15,10 @@
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir {
@@ -126,9 +126,9 @@ linalg::FillOp initialFill(linalg::LinalgOp op, const Contraction &c) {
   if (ShapedType::isDynamic(k) || k <= 0)
     return nullptr;
   // A or B in C's buffer would read the fill's value.
-  auto root = [](Value v) {
-    while (auto view = v.getDefiningOp<ViewLikeOpInterface>())
-      v = view.getViewSource();
+  auto root = [](Value v) -> Value {
+    if (auto memref = dyn_cast<MemrefValue>(v))
+      return memref::skipViewLikeOps(memref);
     return v;
   };
   Value out = root(op.getDpsInits()[0]);
