@@ -37,7 +37,7 @@ if (( $# == 0 )); then
   # rpe's default tensor-core kernel beside the register-resident one
   # (mma-registers, opt-in until measured here).
   set -- --dtypes bf16 --head-dims 64,128 --causal both --lengths 2048,8192 \
-    --gpu-kernel-options ";mma-registers=1;mma-registers=1 mma-tile-k=64;mma-registers=1 mma-block-rows=128 mma-threads=128;mma-registers=1 mma-stage-views=0"
+    --gpu-kernel-options ";mma-registers=1;mma-registers=1 mma-tile-k=64;mma-registers=1 mma-block-rows=128 mma-threads=128;mma-registers=1 mma-stage-views=0;mma-registers=1 mma-lazy-rescale=1"
 fi
 timeout "${RPE_GPU_BENCH_SECONDS:-300}" \
   python3 bench/gpu_attention_bench.py --plot "$OUT/gpu_attention.png" "$@" 2>&1 \

@@ -112,8 +112,8 @@ static LogicalResult applyGPUKernelOptions(const CompileOptions &options,
     if (!other.empty())
       return emitError(loc)
              << "GPU kernel options set block-rows, tile-k, mma-threads, "
-                "mma-block-rows, mma-tile-k, mma-registers, mma-stage-views "
-                "and block-size only, got '"
+                "mma-block-rows, mma-tile-k, mma-registers, mma-stage-views, "
+                "mma-lazy-rescale and block-size only, got '"
              << other << "'";
     pipeline.blockRows = parsed.blockRows;
     pipeline.tileK = parsed.tileK;
@@ -122,6 +122,7 @@ static LogicalResult applyGPUKernelOptions(const CompileOptions &options,
     pipeline.mmaTileK = parsed.mmaTileK;
     pipeline.mmaRegisters = parsed.mmaRegisters;
     pipeline.mmaStageViews = parsed.mmaStageViews;
+    pipeline.mmaLazyRescale = parsed.mmaLazyRescale;
     pipeline.blockSize = parsed.blockSize;
   }
   return verifyNVPTXPipelineOptions(
@@ -498,6 +499,7 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
     pipeline.gpuMmaTileK = gpu.mmaTileK;
     pipeline.gpuMmaRegisters = gpu.mmaRegisters;
     pipeline.gpuMmaStageViews = gpu.mmaStageViews;
+    pipeline.gpuMmaLazyRescale = gpu.mmaLazyRescale;
   }
   // A shared library links librpe_cpu_runtime.a: its buffers come from the
   // allocation cache. Objects and IR call malloc/free, which need nothing.

@@ -233,6 +233,7 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
     gpu.mmaTileK = options.gpuMmaTileK;
     gpu.mmaRegisters = options.gpuMmaRegisters;
     gpu.mmaStageViews = options.gpuMmaStageViews;
+    gpu.mmaLazyRescale = options.gpuMmaLazyRescale;
     gpu.emitCInterface = options.emitCInterface;
     gpu.deallocate = options.deallocate;
     buildGPUKernelPasses(pm, gpu);

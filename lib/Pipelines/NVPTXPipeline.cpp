@@ -111,6 +111,7 @@ gpuAttentionPassOptions(const rpe::NVPTXPipelineOptions &options) {
   attention.mmaTileK = options.mmaTileK;
   attention.mmaRegisters = options.mmaRegisters;
   attention.mmaStageViews = options.mmaStageViews;
+  attention.mmaLazyRescale = options.mmaLazyRescale;
   return attention;
 }
 
@@ -150,7 +151,7 @@ LogicalResult mlir::rpe::verifyNVPTXPipelineOptions(
   return checkGPUAttentionOptions(
       GPUAttentionOptions{a.blockRows, a.tileK, a.maxHeadDim, a.tensorCores,
                           a.mmaThreads, a.mmaBlockRows, a.mmaTileK,
-                          a.mmaRegisters, a.mmaStageViews},
+                          a.mmaRegisters, a.mmaStageViews, a.mmaLazyRescale},
       [&](const Twine &message) {
         return error("rpe-nvptx-pipeline: rpe-gpu-attention: " + message);
       });

@@ -99,7 +99,9 @@ REGISTER_CASES = [
     (c, "mma-registers=1 mma-block-rows=48 mma-tile-k=32")
     for c in REGISTER_CASES[:3]] + [
     # Every tile's keys clamped (no strided staging views).
-    (c, "mma-registers=1 mma-stage-views=0") for c in REGISTER_CASES[:3]],
+    (c, "mma-registers=1 mma-stage-views=0") for c in REGISTER_CASES[:3]] + [
+    # O rescaled only where a row of the warp saw its maximum grow.
+    (c, "mma-registers=1 mma-lazy-rescale=1") for c in REGISTER_CASES],
     ids=lambda x: x if isinstance(x, str) else
     "B%dH%dkv%d-%dx%d-D%dDv%d" % x[:7])
 def test_register_kernel_matches_reference(elem, case, options):
@@ -132,6 +134,37 @@ def test_register_kernel_matches_reference(elem, case, options):
     want = rpe.reference.attention(q, k, v, causal=causal, **ref)
     tol = 4e-3 if elem == "f16" else 2e-2
     np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("elem", ["f16", "bf16"])
+def test_lazy_rescale_skips_tiles_and_catches_one_late_maximum(elem):
+    """mma-lazy-rescale: a bias falling by 0.5 per key keeps every row's
+    maximum in its first tile, so the warps skip O *= alpha on the later
+    tiles; one row (21: the second warp-tile's lanes 20-23) has a spike at
+    key 130 (tile 4 of 32-key tiles) where its maximum grows, and only there
+    must O be rescaled (by alpha = exp(m - m'), about 0 here), for all the
+    warp's rows at once."""
+    B, H, lq, lk, d = 1, 2, 40, 150, 32
+    text = ir.attention((B, H, None, d), (B, H, None, d), (B, H, None, d),
+                        bias_shape=(H, None, None), elem=elem, name="attn")
+    rng = np.random.default_rng(5)
+    q, k, v = (_sixteen_bit(rng.uniform(-1.5, 1.5, s).astype(np.float32), elem)
+               for s in ((B, H, lq, d), (B, H, lk, d), (B, H, lk, d)))
+    bias = np.broadcast_to(-0.5 * np.arange(lk, dtype=np.float32),
+                           (H, lq, lk)).copy()
+    bias[:, 21, 130] = 40.0
+    bias = _sixteen_bit(bias, elem)
+    want = rpe.reference.attention(q, k, v, bias=bias)
+    for options in ("mma-registers=1 mma-lazy-rescale=1", "mma-registers=1"):
+        mod = rpe.compile(text, target="nvptx-emulated",
+                          gpu_kernel_options=options)
+        got = np.asarray(mod.attn(q, k, v, bias), np.float64)
+        tol = 4e-3 if elem == "f16" else 2e-2
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol,
+                                   err_msg=options)
+    # Row 21 is V's row 130, the others mostly V's row 0.
+    np.testing.assert_allclose(got[0, :, 21], v[0, :, 130], rtol=2e-2,
+                               atol=2e-2)
 
 
 def _rpe_opt(text, pipeline):

@@ -157,6 +157,11 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("With gpu-emulation: the register-resident kernel "
                      "stages full K / V tiles through strided views"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> gpuMmaLazyRescale{
+      *this, "gpu-mma-lazy-rescale",
+      llvm::cl::desc("With gpu-emulation: the register-resident kernel "
+                     "rescales its output only when a row's maximum grew"),
+      llvm::cl::init(false)};
 };
 
 /// Options of `rpe-nvptx-pipeline`.
@@ -230,6 +235,12 @@ struct NVPTXPipelineOptions : public PassPipelineOptions<NVPTXPipelineOptions> {
       llvm::cl::desc("With mma-registers: copy a full K / V tile through "
                      "one strided view per thread and column, unclamped"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> mmaLazyRescale{
+      *this, "mma-lazy-rescale",
+      llvm::cl::desc("With mma-registers: rescale the output accumulators "
+                     "only when some row of the warp saw its maximum grow "
+                     "(a warp vote per tile)"),
+      llvm::cl::init(false)};
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size",
       llvm::cl::desc("Threads per block of the kernels made from loops"),

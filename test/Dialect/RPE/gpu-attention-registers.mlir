@@ -3,6 +3,7 @@
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1" -split-input-file | FileCheck %s --check-prefix=NOLXL
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-block-rows=128 mma-threads=128" -canonicalize -split-input-file | FileCheck %s --check-prefix=ROWS
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-threads=128 mma-stage-views=0" -canonicalize -split-input-file | FileCheck %s --check-prefix=NOVIEWS
+// RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-threads=128 mma-lazy-rescale=1" -canonicalize -split-input-file | FileCheck %s --check-prefix=LAZY
 
 // f16 T5-biased causal GQA attention at L = 4096 as the register-resident
 // tensor-core kernel: 4 warps of 16 rows (64-row blocks, 128 threads); the
@@ -105,6 +106,8 @@
 // p = 2^(s·log2(e) - m·log2(e)): one FMA and MUFU.EX2 (denormals flushed).
 // CHECK: math.fma %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f32"(%{{.*}}) : (f32) -> f32
+// O *= alpha on every tile by default: no vote.
+// CHECK-NOT: nvvm.vote.sync
 // O += P·V: 8 column tiles × 2 key chunks, P straight from S, V's
 // fragments by ldmatrix.trans, x4: two column tiles per load.
 // CHECK: nvgpu.ldmatrix %[[VS]][%[[SLOT]], %{{.*}}, %{{.*}}] {numTiles = 4 : i32, transpose = true} : memref<2x32x72xf16, #gpu.address_space<workgroup>> -> vector<4x2xf16>
@@ -117,6 +120,26 @@
 // CHECK: arith.divf
 // CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}] : memref<1x8x4096x64xf16>
 // CHECK: gpu.terminator
+
+// With mma-lazy-rescale=1: alpha is exactly 1 where a row's maximum did not
+// grow, and O *= alpha (the lane's 32 accumulators, 16 per row half) runs
+// in a branch taken by the whole warp when any of its lanes has an alpha
+// other than 1 (one vote).
+// LAZY-LABEL: func.func @t5_causal_gqa_f16
+// LAZY: %[[ONE:.*]] = arith.constant 1.000000e+00 : f32
+// LAZY: %[[SAME:.*]] = arith.cmpf oeq, %arg{{[0-9]+}}, %{{[0-9]+}} : f32
+// LAZY-NEXT: %[[ALPHA0:.*]] = arith.select %[[SAME]], %[[ONE]], %{{[0-9]+}} : f32
+// LAZY: %[[GREW0:.*]] = arith.cmpf une, %[[ALPHA0]], %[[ONE]] : f32
+// LAZY-NEXT: %[[GREW1:.*]] = arith.cmpf une, %{{.*}}, %[[ONE]] : f32
+// LAZY-NEXT: %[[GREW:.*]] = arith.ori %[[GREW0]], %[[GREW1]] : i1
+// LAZY-NEXT: %[[VOTE:.*]] = nvvm.vote.sync  any %{{.*}}, %[[GREW]] -> i1
+// LAZY-NEXT: scf.if %[[VOTE]] -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32) {
+// LAZY-COUNT-16: arith.mulf %[[ALPHA0]], %arg
+// LAZY-COUNT-16: arith.mulf %{{.*}}, %arg
+// LAZY-NEXT: scf.yield
+// LAZY-NEXT: } else {
+// LAZY-NEXT: scf.yield %arg
+// LAZY: nvgpu.ldmatrix {{.*}}transpose = true
 
 // The host emulation (one thread per block): one warp of four 16-row tiles
 // whose 32 lanes keep their registers in private memory; mma.sync and the

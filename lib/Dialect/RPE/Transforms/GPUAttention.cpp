@@ -572,9 +572,9 @@ struct RPEGPUAttentionPass
   using CheckedOptionsPass::CheckedOptionsPass;
 
   GPUAttentionOptions getOptions() const {
-    return GPUAttentionOptions{blockRows,   tileK,        maxHeadDim,
-                               tensorCores, mmaThreads,   mmaBlockRows,
-                               mmaTileK,    mmaRegisters, mmaStageViews};
+    return GPUAttentionOptions{
+        blockRows,    tileK,    maxHeadDim,   tensorCores,   mmaThreads,
+        mmaBlockRows, mmaTileK, mmaRegisters, mmaStageViews, mmaLazyRescale};
   }
 
   LogicalResult checkOptions(

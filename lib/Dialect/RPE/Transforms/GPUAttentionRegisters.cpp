@@ -151,6 +151,30 @@ public:
                        });
   }
 
+  /// Whether `pred(lane)` holds for some lane of the warp: one vote on the
+  /// GPU (the same value in every lane), an or over the lanes in the
+  /// emulation.
+  Value
+  anyLane(OpBuilder &b, Location l,
+          function_ref<Value(OpBuilder &, Location, const Lane &)> pred) const {
+    if (!emulate) {
+      Value all = arith::ConstantIntOp::create(b, l, -1, 32);
+      return NVVM::VoteSyncOp::create(
+          b, l, b.getI1Type(), all, pred(b, l, lane(b, l, laneId)),
+          NVVM::VoteSyncKindAttr::get(b.getContext(), NVVM::VoteSyncKind::any));
+    }
+    Value none = arith::ConstantIntOp::create(b, l, 0, 1);
+    auto loop = scf::ForOp::create(
+        b, l, indexConst(b, l, 0), indexConst(b, l, 32), indexConst(b, l, 1),
+        ValueRange{none},
+        [&](OpBuilder &nb, Location nl, Value id, ValueRange acc) {
+          Value x = arith::OrIOp::create(nb, nl, acc.front(),
+                                         pred(nb, nl, lane(nb, nl, id)));
+          scf::YieldOp::create(nb, nl, x);
+        });
+    return loop.getResult(0);
+  }
+
   /// Register `offset + i` of `lane` (`at`: i's value on the GPU).
   Value load(OpBuilder &b, Location l, const Registers &r, const Lane &lane,
              int64_t offset, Value i, int64_t at) const {
@@ -920,6 +944,57 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
           branch(b, 0);
           warp.quadReduce(b, l, tileMax, /*isMax=*/true);
 
+          // O *= alpha in row half `half` of m tile `m`.
+          auto rescale = [&](OpBuilder &sb, Location sl, const Lane &me,
+                             int64_t m, int64_t half, Value alpha) {
+            for (int64_t nt = 0; nt < oTiles; ++nt)
+              for (int64_t lo = 0; lo < 2; ++lo) {
+                int64_t c = (m * oTiles + nt) * 4 + 2 * half + lo;
+                warp.store(sb, sl,
+                           arith::MulFOp::create(
+                               sb, sl, alpha, warp.load(sb, sl, oRegs, me, c)),
+                           oRegs, me, c);
+              }
+          };
+          // O *= alpha with each row's alpha held in tileMax, skipped by the
+          // whole warp where no row's maximum grew: one vote in place of
+          // 4 * Dv / 8 multiplies per row half.
+          auto lazyRescale = [&](OpBuilder &rb0, Location rl) {
+            Value grew = warp.anyLane(
+                rb0, rl, [&](OpBuilder &vb, Location vl, const Lane &me) {
+                  Value any = arith::ConstantIntOp::create(vb, vl, 0, 1);
+                  for (int64_t stat = 0; stat < statSize; ++stat)
+                    any = arith::OrIOp::create(
+                        vb, vl, any,
+                        arith::CmpFOp::create(
+                            vb, vl, arith::CmpFPredicate::UNE,
+                            warp.load(vb, vl, tileMax, me, stat),
+                            f32Const(vb, vl, 1.0)));
+                  return any;
+                });
+            SmallVector<Registers *> rescaled = {&oRegs};
+            SmallVector<Type> rescaledTypes;
+            if (!emulate)
+              rescaledTypes.assign(oSize, f32);
+            SmallVector<Value> unscaled = valuesOf(rescaled);
+            auto ifGrew = scf::IfOp::create(rb0, rl, rescaledTypes, grew,
+                                            /*withElseRegion=*/!emulate);
+            OpBuilder rb = atBlockEnd(ifGrew.thenBlock());
+            warp.perLane(
+                rb, rl, [&](OpBuilder &sb, Location sl, const Lane &me) {
+                  for (int64_t m = 0; m < mTiles; ++m)
+                    for (int64_t half = 0; half < 2; ++half)
+                      rescale(sb, sl, me, m, half,
+                              warp.load(sb, sl, tileMax, me, 2 * m + half));
+                });
+            if (emulate)
+              return;
+            scf::YieldOp::create(rb, rl, valuesOf(rescaled));
+            OpBuilder eb = atBlockEnd(ifGrew.elseBlock());
+            scf::YieldOp::create(eb, rl, unscaled);
+            setValues(rescaled, ifGrew.getResults());
+          };
+
           // m' = max(m, tile max); alpha = exp(m - m') (0 while nothing was
           // seen); p = exp(s - m') with m' = 0 while every key is masked;
           // l = alpha·l + this lane's p; O *= alpha. Each exp is an exp2 of
@@ -944,6 +1019,15 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                                   sb, sl,
                                   arith::SubFOp::create(sb, sl, mOld, mNew),
                                   log2e)));
+                // Lazily: exactly 1 where the maximum did not grow (the
+                // common case once a row has seen its largest scores; a row
+                // that saw no key yet has O = l = 0 either way).
+                if (options.mmaLazyRescale)
+                  alpha = arith::SelectOp::create(
+                      sb, sl,
+                      arith::CmpFOp::create(sb, sl, arith::CmpFPredicate::OEQ,
+                                            mOld, mNew),
+                      f32Const(sb, sl, 1.0), alpha);
                 Value mSafe = arith::SelectOp::create(
                     sb, sl,
                     arith::CmpFOp::create(sb, sl, arith::CmpFPredicate::OEQ,
@@ -964,19 +1048,16 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
                     warp.store(sb, sl, p, sRegs, me, c);
                     sum = arith::AddFOp::create(sb, sl, sum, p);
                   }
-                for (int64_t nt = 0; nt < oTiles; ++nt)
-                  for (int64_t lo = 0; lo < 2; ++lo) {
-                    int64_t c = (m * oTiles + nt) * 4 + 2 * half + lo;
-                    warp.store(
-                        sb, sl,
-                        arith::MulFOp::create(sb, sl, alpha,
-                                              warp.load(sb, sl, oRegs, me, c)),
-                        oRegs, me, c);
-                  }
+                if (options.mmaLazyRescale)
+                  warp.store(sb, sl, alpha, tileMax, me, stat);
+                else
+                  rescale(sb, sl, me, m, half, alpha);
                 warp.store(sb, sl, mNew, mRegs, me, stat);
                 warp.store(sb, sl, sum, lRegs, me, stat);
               }
           });
+          if (options.mmaLazyRescale)
+            lazyRescale(b, l);
 
           // O += P · V: P's A fragment of key chunk pc is S's accumulators
           // of key tiles 2·pc and 2·pc + 1 (element i: tile 2·pc + i/4,

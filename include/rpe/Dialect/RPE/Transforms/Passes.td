@@ -472,6 +472,10 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
            "With mma-registers: copy a full K / V tile through one strided "
            "view per thread and column, unclamped (fewer instructions per "
            "copy; 0: every tile's keys clamped)">,
+    Option<"mmaLazyRescale", "mma-lazy-rescale", "bool", /*default=*/"false",
+           "With mma-registers: rescale the output accumulators only when "
+           "some row of the warp saw its maximum grow (one warp vote per "
+           "tile in place of the multiplies; more registers)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -60,6 +60,10 @@ struct GPUAttentionOptions {
   /// view's offset and stride computed once); off: every tile's keys
   /// clamped to the last.
   bool mmaStageViews = true;
+  /// In the FlashAttention-2 form, multiply the output accumulators by the
+  /// softmax correction only when some row of the warp saw its maximum
+  /// grow (a warp vote); off: every tile.
+  bool mmaLazyRescale = false;
 };
 
 /// Checks the options; reports the first problem through `error`.
