@@ -19,7 +19,10 @@ masked full and the partial tiles'), without the misaligned staging
 clamped staging of the last tile (of two sides that both copy with
 cp.async, the longer); inner loops count
 `--trips` times (the register kernel has none). Prints the count, HMMA, instructions per HMMA,
-ptxas' registers and spill bytes, and the commonest opcodes.
+the same per HMMA on a tile that skips its branches of FMULs only (O's
+rescale with mma-lazy-rescale: a one-sided branch, taken where no row's
+maximum grew; "-" where the kernel has none), ptxas' registers and spill
+bytes, and the commonest opcodes.
 """
 
 import argparse
@@ -94,8 +97,10 @@ def parse(sass, kernel):
 
 
 def full_tile(ins, labels, trips, dump=None):
-    """Opcode counts of one full key tile (see the module docstring); the
-    instructions counted are appended to the list `dump` if given."""
+    """Opcode counts of one full key tile (see the module docstring), and
+    how many of them are in one-sided branches of FMULs only (a lazy
+    rescale a tile may skip); the instructions counted are appended to the
+    list `dump` if given."""
     def target(text):
         m = re.search(r"BRA\s+`?\(?(\.L_x_\d+)", text)
         return labels.get(m.group(1)) if m else None
@@ -137,7 +142,14 @@ def full_tile(ins, labels, trips, dump=None):
         if all(any("LDGSTS" in t for t in ins[x[0]:x[1]])
                for x in (then, other)):
             skip.append(max(then, other, key=lambda x: x[1] - x[0]))
-    counts = collections.Counter()
+    # One-sided branches over FMULs only: `@P BRA j` skipping [i + 1, j).
+    skippable = []
+    for i in range(a, b):
+        j = target(ins[i]) if re.match(r"@!?P\d BRA", ins[i]) else None
+        if j is not None and j > i + 1 and all(
+                t.startswith("FMUL") for t in ins[i + 1:j]):
+            skippable.append((i + 1, j))
+    counts, skipped = collections.Counter(), 0
     for i in range(a, b + 1):
         if any(s <= i < e for s, e in skip):
             continue
@@ -146,7 +158,9 @@ def full_tile(ins, labels, trips, dump=None):
             dump.append(ins[i])
         op = re.sub(r"^@!?U?P\w+\s+", "", ins[i]).split()[0].split(".")[0]
         counts[op] += weight
-    return counts
+        if any(s <= i < e for s, e in skippable):
+            skipped += weight
+    return counts, skipped
 
 
 def main():
@@ -168,9 +182,10 @@ def main():
     args = parser.parse_args()
     compile_tool, ptxas, nvdisasm = (tool("rpe-compile"), tool("ptxas"),
                                      tool("nvdisasm"))
-    print(f"| kind | options | instructions | HMMA | per HMMA | registers "
-          f"| spill bytes | commonest |")
-    print("|---|---|---|---|---|---|---|---|")
+    print(f"| kind | options | instructions | HMMA | per HMMA "
+          f"| per HMMA, FMUL branches skipped | registers | spill bytes "
+          f"| commonest |")
+    print("|---|---|---|---|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as tmp:
         for kind in args.kinds.split(","):
             source = os.path.join(tmp, kind + ".mlir")
@@ -192,9 +207,10 @@ def main():
                 for kernel in kernels:
                     ins, labels = parse(sass, kernel)
                     counted = [] if args.dump else None
-                    counts = full_tile(ins, labels, args.trips, counted)
-                    if counts is None:
+                    tile = full_tile(ins, labels, args.trips, counted)
+                    if tile is None:
                         continue
+                    counts, skipped = tile
                     if args.dump:
                         with open(args.dump, "a") as f:
                             f.write(f"// {kind} {options} {kernel}\n")
@@ -205,8 +221,10 @@ def main():
                     total, hmma = sum(counts.values()), counts["HMMA"]
                     common = ", ".join(f"{op} {n}" for op, n in
                                        counts.most_common(args.top))
+                    lazy = (f"{(total - skipped) / hmma:.1f}" if skipped
+                            else "-")
                     print(f"| {kind} | `{options or 'default'}` | {total} | "
-                          f"{hmma} | {total / hmma:.1f} | {regs} | "
+                          f"{hmma} | {total / hmma:.1f} | {lazy} | {regs} | "
                           f"{spill.group(1)} | {common} |")
 
 

@@ -59,7 +59,8 @@ struct CompileOptions {
   bool tensorCores = true;
   /// nvptx: the GPU kernels' shapes in rpe-nvptx-pipeline's option syntax
   /// ("mma-threads=256 mma-tile-k=16"): block-rows, tile-k, mma-threads,
-  /// mma-block-rows, mma-tile-k and block-size. Empty: the defaults.
+  /// mma-block-rows, mma-tile-k, mma-registers, mma-stage-views,
+  /// mma-lazy-rescale and block-size. Empty: the defaults.
   std::string gpuKernelOptions;
   /// Verify the IR after every pass of the pipeline (as rpe-opt does), not
   /// only the parsed input and the lowered result: a debugging aid for
