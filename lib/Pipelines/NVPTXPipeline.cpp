@@ -169,6 +169,12 @@ void mlir::rpe::buildGPUKernelPasses(OpPassManager &pm,
   if (useTensorCores(options) && options.mmaThreads != 1)
     pm.addPass(createRPEGPUTensorCoresPass());
   addToLinalgPasses(pm);
+  // Every reduction inside the parallel loops: one thread per output
+  // element below (the projections of rpe.disentangled_bias come in the
+  // CPU's axpy order).
+  RPEInterchangeReductionsPassOptions interchange;
+  interchange.reductionsInnermost = true;
+  pm.addPass(createRPEInterchangeReductionsPass(interchange));
   if (options.emitCInterface)
     pm.addPass(createRPEEmitCInterfacePass());
   addBufferizePass(pm);

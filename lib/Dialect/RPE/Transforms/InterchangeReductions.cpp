@@ -2,7 +2,9 @@
 //
 // C[i, j] += A[i, k]·B[k, j] with k innermost lowers to a serial float
 // reduction over strided B; with (i, k, j) the innermost loop is an axpy
-// over contiguous rows of B and C that LLVM vectorizes.
+// over contiguous rows of B and C that LLVM vectorizes. For the GPU, the
+// other way round: every reduction inside every parallel loop, so that
+// each thread of rpe-gpu-offload owns one output element.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,14 +63,33 @@ std::optional<SmallVector<unsigned>> axpyOrder(linalg::LinalgOp op) {
   return order;
 }
 
+/// The interchange that puts every parallel loop before every reduction
+/// loop, each kind in its order; none where they are in that order already.
+std::optional<SmallVector<unsigned>>
+reductionsInnermostOrder(linalg::LinalgOp op) {
+  SmallVector<utils::IteratorType> iterators = op.getIteratorTypesArray();
+  SmallVector<unsigned> order;
+  for (auto kind :
+       {utils::IteratorType::parallel, utils::IteratorType::reduction})
+    for (auto [d, iterator] : llvm::enumerate(iterators))
+      if (iterator == kind)
+        order.push_back(d);
+  if (order.size() != iterators.size() ||
+      llvm::equal(order, llvm::seq<unsigned>(0, iterators.size())))
+    return std::nullopt;
+  return order;
+}
+
 struct InterchangeReduction : OpInterfaceRewritePattern<linalg::LinalgOp> {
-  using OpInterfaceRewritePattern::OpInterfaceRewritePattern;
+  InterchangeReduction(MLIRContext *ctx, bool innermost)
+      : OpInterfaceRewritePattern(ctx), innermost(innermost) {}
 
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureTensorSemantics())
       return rewriter.notifyMatchFailure(op, "not on tensors");
-    std::optional<SmallVector<unsigned>> order = axpyOrder(op);
+    std::optional<SmallVector<unsigned>> order =
+        innermost ? reductionsInnermostOrder(op) : axpyOrder(op);
     if (!order)
       return rewriter.notifyMatchFailure(op, "no inner reduction to move");
     auto generic = dyn_cast<linalg::GenericOp>(op.getOperation());
@@ -82,14 +103,19 @@ struct InterchangeReduction : OpInterfaceRewritePattern<linalg::LinalgOp> {
       return rewriter.notifyMatchFailure(op, "interchange failed");
     return success();
   }
+
+private:
+  bool innermost;
 };
 
 struct RPEInterchangeReductionsPass
     : rpe::impl::RPEInterchangeReductionsPassBase<
           RPEInterchangeReductionsPass> {
+  using RPEInterchangeReductionsPassBase::RPEInterchangeReductionsPassBase;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateRPEInterchangeReductionsPatterns(patterns);
+    populateRPEInterchangeReductionsPatterns(patterns, reductionsInnermost);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }
@@ -98,6 +124,7 @@ struct RPEInterchangeReductionsPass
 } // namespace
 
 void mlir::rpe::populateRPEInterchangeReductionsPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<InterchangeReduction>(patterns.getContext());
+    RewritePatternSet &patterns, bool reductionsInnermost) {
+  patterns.add<InterchangeReduction>(patterns.getContext(),
+                                     reductionsInnermost);
 }

@@ -305,7 +305,25 @@ def RPEInterchangeReductionsPass : Pass<"rpe-interchange-reductions"> {
     reductions (softmax sums, norms), whose inputs would become strided, are
     left alone. The CPU pipeline runs it on the projections and MLPs of a
     model (the attention kernels are vector code already).
+
+    With `reductions-innermost`, the other way round: every linalg op on
+    tensors with a parallel loop after a reduction loop is generalized and
+    interchanged so that its parallel loops come first and its reductions
+    last, each kind in its order (the same sums, bit for bit).
+    `convert-linalg-to-parallel-loops` then gives one `scf.parallel` over
+    every output element with the reductions inside, which rpe-gpu-offload
+    maps to one thread per element; the NVPTX pipeline runs it so. Without
+    it, a contraction in the axpy order (…, k, j), as the lowering of
+    `rpe.disentangled_bias` writes its projections, ran the loops from k on
+    serially in each thread.
   }];
+  let options = [
+    Option<"reductionsInnermost", "reductions-innermost", "bool",
+           /*default=*/"false",
+           "Put every reduction loop inside every parallel loop (GPU) "
+           "instead of a contraction's reduction outside its innermost "
+           "parallel loop (CPU)">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 

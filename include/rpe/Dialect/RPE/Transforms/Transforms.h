@@ -235,8 +235,11 @@ void populateRPERaiseRotaryPatterns(RewritePatternSet &patterns);
 /// Interchanges linalg contractions whose innermost loop is their reduction
 /// so that the loop before it (parallel, contiguous in every operand) is
 /// innermost: an axpy the loop vectorizer handles (rpe-interchange-
-/// reductions).
-void populateRPEInterchangeReductionsPatterns(RewritePatternSet &patterns);
+/// reductions). With `reductionsInnermost`, the other way: every linalg op
+/// on tensors gets its parallel loops first and its reductions last (one
+/// GPU thread per output element).
+void populateRPEInterchangeReductionsPatterns(RewritePatternSet &patterns,
+                                              bool reductionsInnermost = false);
 
 /// Options of the register-blocked contraction kernel
 /// (rpe-vectorize-contractions).
