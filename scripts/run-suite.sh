@@ -28,11 +28,14 @@ fi
 # Python tests, with Debian's interpreter (python3-numpy, python3-pytest),
 # on one worker per core (python3-pytest-xdist): most of their time is
 # single-threaded kernel compilation. RPE_TEST_JOBS overrides the count.
+# --dist loadgroup: the differential configurations that share a compiled
+# module form one group (xdist_group), so one worker compiles it.
 jobs=${RPE_TEST_JOBS:-$(nproc)}
 # shellcheck disable=SC2086
 env ${RPE_PYTHON_ENV:-} RPE_BUILD_DIR="$PWD/$BUILD_DIR" \
   PYTHONPATH="$PWD/python" \
-  /usr/bin/python3 -m pytest -q -p no:cacheprovider -n "$jobs" python/tests 2>&1 \
+  /usr/bin/python3 -m pytest -q -p no:cacheprovider -n "$jobs" --dist loadgroup \
+  python/tests 2>&1 \
   | tee "$pylog" || status=$?
 pycount() { # "N <word>" in pytest's closing line, or 0
   tail -n 1 "$pylog" | grep -oE "[0-9]+ $1" | grep -oE "[0-9]+" || echo 0

@@ -14,11 +14,12 @@ cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh || exit 1
 BUILD_DIR=${BUILD_DIR:-build}
 ./scripts/build.sh "$BUILD_DIR" || exit 1
+summaries=("build ($SECONDS s since the start)")
 
 total_passed=0
 total_failed=0
 stage() { # runs a stage; adds its closing "N passed, N failed" to the totals
-  local log
+  local log start=$SECONDS
   log=$(mktemp)
   "$@" 2>&1 | tee "$log"
   local last
@@ -31,9 +32,8 @@ stage() { # runs a stage; adds its closing "N passed, N failed" to the totals
     echo "test.sh: '$*' did not finish with a summary" >&2
     total_failed=$((total_failed + 1))
   fi
-  summaries+=("$*: $last")
+  summaries+=("$* ($((SECONDS - start)) s): $last")
 }
-summaries=()
 stage ./scripts/run-suite.sh "$BUILD_DIR"
 if [[ "${RPE_QUICK:-0}" != 1 ]]; then
   stage ./scripts/test-sanitized.sh

@@ -1254,9 +1254,20 @@ def _error_summary(request):
         print("\n".join(lines))
 
 
+def _compile_group(case, path):
+    """The configurations that share a compiled module (one (text, path)),
+    as one xdist group: run with ``--dist loadgroup`` (scripts/run-suite.sh),
+    pytest-xdist sends them to one worker, which compiles the module once
+    (with plain ``-n``, every worker that gets one of them compiles it)."""
+    key = "%s\0%s" % (path, case.module)
+    return pytest.mark.xdist_group("differential-%08x"
+                                   % zlib.crc32(key.encode()))
+
+
 def _params():
     return [pytest.param(c, path, id=c.id if path == "fused"
-                         else "%s-%s" % (c.id, path), marks=list(c.marks))
+                         else "%s-%s" % (c.id, path),
+                         marks=list(c.marks) + [_compile_group(c, path)])
             for c in CASES for path in paths_for(c)]
 
 
