@@ -182,6 +182,9 @@ void mlir::rpe::buildGPUKernelPasses(OpPassManager &pm,
   // Every other linalg op: parallel loops, then one thread per iteration.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
   pm.addPass(createCanonicalizerPass());
+  // A contraction's output element in a register across its reduction loop
+  // (LLVM cannot prove the kernel's buffers disjoint).
+  pm.addPass(createRPEPromoteAccumulatorsPass());
   RPEGPUOffloadPassOptions offload;
   offload.blockSize = options.blockSize;
   offload.deallocate = options.deallocate;

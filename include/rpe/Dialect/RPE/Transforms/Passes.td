@@ -327,6 +327,35 @@ def RPEInterchangeReductionsPass : Pass<"rpe-interchange-reductions"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def RPEPromoteAccumulatorsPass : Pass<"rpe-promote-accumulators"> {
+  let summary = "Carry a loop's accumulator in a register instead of memory";
+  let description = [{
+    In an `scf.for` with a static, positive trip count whose body loads one
+    element of a buffer and later stores to the same element (both at
+    indices defined outside the loop) — the reduction loop that
+    `convert-linalg-to-parallel-loops` emits for a contraction,
+    `C[i, j] = C[i, j] + A[i, k]·B[k, j]` — the element becomes a
+    loop-carried value: loaded once before the loop, stored once after it.
+    Only when nothing else in the loop may touch that buffer: it must be a
+    fresh allocation (`memref.alloc`/`alloca`, through view-like ops), and
+    every other buffer the loop reads or writes must be another allocation
+    or an argument of the enclosing function; an op with unknown memory
+    effects leaves the loop alone. The sums are the same, bit for bit.
+
+    LLVM does not do this itself on the GPU: the kernel's buffers arrive as
+    separate pointers that it cannot prove disjoint, so it keeps one global
+    store per iteration (64 per output element for DeBERTa's c2p and p2c
+    projections at D = 64). The NVPTX pipeline runs it on the parallel loops
+    before rpe-gpu-offload.
+  }];
+  let statistics = [
+    Statistic<"numPromoted", "num-promoted",
+              "Number of accumulators carried in registers">,
+  ];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def RPEVectorizeContractionsPass : Pass<"rpe-vectorize-contractions"> {
   let summary = "Register-blocked vector kernels for matmul-like linalg ops "
                 "on buffers";

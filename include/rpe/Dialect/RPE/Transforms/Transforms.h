@@ -241,6 +241,12 @@ void populateRPERaiseRotaryPatterns(RewritePatternSet &patterns);
 void populateRPEInterchangeReductionsPatterns(RewritePatternSet &patterns,
                                               bool reductionsInnermost = false);
 
+/// Patterns turning a load and a store of one loop-invariant element of a
+/// fresh allocation in an `scf.for` (with a static, positive trip count and
+/// no other access that may alias it) into a loop-carried value
+/// (rpe-promote-accumulators).
+void populateRPEPromoteAccumulatorsPatterns(RewritePatternSet &patterns);
+
 /// Options of the register-blocked contraction kernel
 /// (rpe-vectorize-contractions).
 struct VectorizeContractionsOptions {
