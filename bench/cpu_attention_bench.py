@@ -27,7 +27,11 @@ bias-free kernel, or with --baseline-library, of one build over another
 (e.g. a `git worktree` of an earlier commit built with
 -DRPE_BUILD_TESTS=OFF), as medians of per-round time ratios. Among its
 --impls, rpe_decode stands for the decode shapes above (Lq in {1, 4, 16}
-against Lk = each of --lengths).
+against Lk = each of --lengths). Three more rpe implementations split
+DeBERTa's cost (not in the default set): rpe_deberta_c2p and
+rpe_deberta_p2c (one term each), and rpe_deberta_far (both terms with
+Log(4, 8) buckets, saturated 8 positions from the diagonal: nearly every
+tile is a far tile, and the projections are 8 buckets wide).
 
 PyTorch is needed for the torch columns: when the running Python cannot
 import it, the script creates a virtual environment
@@ -94,6 +98,8 @@ LABELS = {
     "rpe_t5_hf": "rpe T5 from transformers", "rpe_clip": "rpe clip",
     "rpe_alibi": "rpe ALiBi", "rpe_swin": "rpe Swin 2-D",
     "rpe_shaw": "rpe Shaw a^K+a^V", "rpe_deberta": "rpe DeBERTa c2p+p2c",
+    "rpe_deberta_c2p": "rpe DeBERTa c2p", "rpe_deberta_p2c": "rpe DeBERTa p2c",
+    "rpe_deberta_far": "rpe DeBERTa, Log(4, 8) buckets",
     "rpe_none_causal": "rpe bias-free causal", "rpe_t5_causal": "rpe T5 causal",
     "sdpa_none": "SDPA bias-free", "sdpa_t5_mask": "SDPA + T5 float mask",
     "flex_t5": "FlexAttention T5", "seed_eager": "seed eager T5",
@@ -129,8 +135,11 @@ def _rpe_module(impl, length):
                                         head_dim=D, name="attn")
     if kind == "shaw":
         return ir.shaw_attention(ir.Clip(16), **common, name="attn")
-    if kind == "deberta":
-        return ir.deberta_attention(ir.Log(256, 512), **common, name="attn")
+    if kind in ("deberta", "deberta_c2p", "deberta_p2c", "deberta_far"):
+        bucketing = ir.Log(4, 8) if kind == "deberta_far" else ir.Log(256, 512)
+        return ir.deberta_attention(bucketing, **common,
+                                    c2p=kind != "deberta_p2c",
+                                    p2c=kind != "deberta_c2p", name="attn")
     raise ValueError(impl)
 
 
