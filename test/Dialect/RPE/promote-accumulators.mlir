@@ -93,21 +93,74 @@ func.func @argument_output(%a: memref<8xf32>, %c: memref<4xf32>, %i: index) {
 
 // -----
 
-// Left alone: the trip count is not known to be positive (the load before
-// the loop would be new), an index changes in the loop, C is read again
-// after the store, and a buffer of unknown origin (a cast of a global) is
-// read.
+// A trip count that may be 0 (a dynamic head dimension): the loop goes
+// inside `if (lb < ub)` first, so C[i] is loaded and stored only where the
+// loop would have done it; its own results come out of the if (the else
+// branch passes the initial values through). An unsigned loop compares
+// unsigned.
+// CHECK-LABEL: func.func @dynamic_trip_count
+// CHECK-SAME: (%[[N:.*]]: index, %[[I:.*]]: index, %[[T0:.*]]: i32)
+// CHECK: %[[C:.*]] = memref.alloc() : memref<8xf32>
+// CHECK: %[[RUNS:.*]] = arith.cmpi sgt, %[[N]], %[[C0:.*]] : index
+// CHECK-NEXT: %[[IF:.*]] = scf.if %[[RUNS]] -> (i32) {
+// CHECK-NEXT: %[[INIT:.*]] = memref.load %[[C]][%[[I]]]
+// CHECK-NEXT: %[[R:.*]]:2 = scf.for %{{.*}} = %[[C0]] to %[[N]] step %{{.*}} iter_args(%{{.*}} = %[[T0]], %{{.*}} = %[[INIT]]) -> (i32, f32) {
+// CHECK-NOT: memref.store
+// CHECK: }
+// CHECK-NEXT: memref.store %[[R]]#1, %[[C]][%[[I]]]
+// CHECK-NEXT: scf.yield %[[R]]#0 : i32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: scf.yield %[[T0]] : i32
+// CHECK-NEXT: }
+// CHECK: arith.cmpi ugt, %[[N]], %{{.*}} : index
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: memref.load %[[C]][%[[I]]]
+// CHECK-NEXT: scf.for unsigned
+// CHECK-NOT: else
+// CHECK: memref.dealloc
+// CHECK: return %[[IF]] : i32
+func.func @dynamic_trip_count(%n: index, %i: index, %t0: i32) -> i32 {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %one = arith.constant 1 : i32
+  %c = memref.alloc() : memref<8xf32>
+  %a = memref.alloc() : memref<8xf32>
+  %count = scf.for %k = %c0 to %n step %c1 iter_args(%t = %t0) -> i32 {
+    %x = memref.load %a[%k] : memref<8xf32>
+    %acc = memref.load %c[%i] : memref<8xf32>
+    %s = arith.addf %acc, %x : f32
+    memref.store %s, %c[%i] : memref<8xf32>
+    %t1 = arith.addi %t, %one : i32
+    scf.yield %t1 : i32
+  }
+  scf.for unsigned %k = %c1 to %n step %c1 {
+    %x = memref.load %a[%k] : memref<8xf32>
+    %acc = memref.load %c[%i] : memref<8xf32>
+    %s = arith.addf %acc, %x : f32
+    memref.store %s, %c[%i] : memref<8xf32>
+  }
+  memref.dealloc %a : memref<8xf32>
+  memref.dealloc %c : memref<8xf32>
+  return %count : i32
+}
+
+// -----
+
+// Left alone: an index changes in the loop, C is read again after the
+// store, a buffer of unknown origin (a global's) is read, and a loop runs
+// no iteration.
 // CHECK-LABEL: func.func @left_alone
 // CHECK-NOT: iter_args
+// CHECK-NOT: scf.if
 // CHECK: return
 memref.global "private" @table : memref<8xf32> = dense<1.0>
-func.func @left_alone(%n: index, %i: index) {
+func.func @left_alone(%i: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
   %c = memref.alloc() : memref<8xf32>
   %a = memref.alloc() : memref<8xf32>
-  scf.for %k = %c0 to %n step %c1 {
+  scf.for %k = %c8 to %c0 step %c1 {
     %x = memref.load %a[%k] : memref<8xf32>
     %acc = memref.load %c[%i] : memref<8xf32>
     %s = arith.addf %acc, %x : f32

@@ -10,6 +10,7 @@
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -59,15 +60,40 @@ bool disjoint(Value allocation, Value other) {
   return isAllocation(other) || isFunctionArgument(other);
 }
 
+/// Moves `loop` into the then-branch of an `scf.if` on "it runs at least
+/// once"; the else-branch (if the loop has results) yields its initial
+/// values.
+void guardNonEmpty(scf::ForOp loop, RewriterBase &rewriter) {
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  Value nonEmpty =
+      arith::CmpIOp::create(rewriter, loc,
+                            loop.getUnsignedCmp() ? arith::CmpIPredicate::ult
+                                                  : arith::CmpIPredicate::slt,
+                            loop.getLowerBound(), loop.getUpperBound());
+  auto guard = scf::IfOp::create(rewriter, loc, loop.getResultTypes(), nonEmpty,
+                                 /*withElseRegion=*/loop.getNumResults() != 0);
+  rewriter.replaceAllUsesWith(loop.getResults(), guard.getResults());
+  // With results, the builder leaves both blocks empty.
+  if (loop.getNumResults() == 0) {
+    rewriter.moveOpBefore(loop, guard.thenBlock()->getTerminator());
+    return;
+  }
+  rewriter.setInsertionPointToEnd(guard.thenBlock());
+  auto yield = scf::YieldOp::create(rewriter, loc, loop.getResults());
+  rewriter.moveOpBefore(loop, yield);
+  rewriter.setInsertionPointToEnd(guard.elseBlock());
+  scf::YieldOp::create(rewriter, loc, loop.getInitArgs());
+}
+
 struct PromoteAccumulator : OpRewritePattern<scf::ForOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(scf::ForOp loop,
                                 PatternRewriter &rewriter) const override {
-    // The load before the loop must be one the loop would have done.
     std::optional<APInt> trips = loop.getStaticTripCount();
-    if (!trips || trips->isZero())
-      return rewriter.notifyMatchFailure(loop, "trip count not known > 0");
+    if (trips && trips->isZero())
+      return rewriter.notifyMatchFailure(loop, "no iteration");
 
     // Every buffer the body may touch, with the ops that touch it.
     SmallVector<std::pair<Operation *, Value>> accesses;
@@ -115,6 +141,10 @@ struct PromoteAccumulator : OpRewritePattern<scf::ForOp> {
 
       SmallVector<Value> indices(load.getIndices());
       Location storeLoc = store.getLoc();
+      // The load before the loop must be one the loop would have made: a
+      // loop that may run no iteration goes inside `if (lb < ub)`.
+      if (!trips)
+        guardNonEmpty(loop, rewriter);
       rewriter.setInsertionPoint(loop);
       Value initial =
           memref::LoadOp::create(rewriter, load.getLoc(), buffer, indices);

@@ -330,12 +330,14 @@ def RPEInterchangeReductionsPass : Pass<"rpe-interchange-reductions"> {
 def RPEPromoteAccumulatorsPass : Pass<"rpe-promote-accumulators"> {
   let summary = "Carry a loop's accumulator in a register instead of memory";
   let description = [{
-    In an `scf.for` with a static, positive trip count whose body loads one
-    element of a buffer and later stores to the same element (both at
-    indices defined outside the loop) — the reduction loop that
-    `convert-linalg-to-parallel-loops` emits for a contraction,
-    `C[i, j] = C[i, j] + A[i, k]·B[k, j]` — the element becomes a
-    loop-carried value: loaded once before the loop, stored once after it.
+    In an `scf.for` whose body loads one element of a buffer and later
+    stores to the same element (both at indices defined outside the loop) —
+    the reduction loop that `convert-linalg-to-parallel-loops` emits for a
+    contraction, `C[i, j] = C[i, j] + A[i, k]·B[k, j]` — the element
+    becomes a loop-carried value: loaded once before the loop, stored once
+    after it. A loop whose trip count is not a static, positive constant
+    first goes inside `scf.if (lb < ub)`, so that the load and store happen
+    only where the loop would have made them.
     Only when nothing else in the loop may touch that buffer: it must be a
     fresh allocation (`memref.alloc`/`alloca`, through view-like ops), and
     every other buffer the loop reads or writes must be another allocation
@@ -352,7 +354,8 @@ def RPEPromoteAccumulatorsPass : Pass<"rpe-promote-accumulators"> {
     Statistic<"numPromoted", "num-promoted",
               "Number of accumulators carried in registers">,
   ];
-  let dependentDialects = ["::mlir::memref::MemRefDialect",
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect",
                            "::mlir::scf::SCFDialect"];
 }
 

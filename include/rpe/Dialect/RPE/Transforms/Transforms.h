@@ -242,9 +242,9 @@ void populateRPEInterchangeReductionsPatterns(RewritePatternSet &patterns,
                                               bool reductionsInnermost = false);
 
 /// Patterns turning a load and a store of one loop-invariant element of a
-/// fresh allocation in an `scf.for` (with a static, positive trip count and
-/// no other access that may alias it) into a loop-carried value
-/// (rpe-promote-accumulators).
+/// fresh allocation in an `scf.for` (no other access in the loop may alias
+/// it) into a loop-carried value, the loop guarded by `lb < ub` unless it
+/// has a static, positive trip count (rpe-promote-accumulators).
 void populateRPEPromoteAccumulatorsPatterns(RewritePatternSet &patterns);
 
 /// Options of the register-blocked contraction kernel
