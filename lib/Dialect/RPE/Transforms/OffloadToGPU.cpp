@@ -18,12 +18,12 @@
 
 #include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
+#include "rpe/Dialect/RPE/Utils/BufferUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -39,6 +39,7 @@ namespace rpe {
 } // namespace mlir
 
 using namespace mlir;
+using namespace mlir::rpe;
 
 namespace {
 
@@ -47,19 +48,11 @@ bool isInsideKernel(Operation *op) {
          op->getParentOfType<gpu::GPUModuleOp>();
 }
 
-/// The memref `v` is a view of (through view-like ops), or `v` itself
-/// (also where `v` is no memref).
-Value viewRoot(Value v) {
-  if (auto memref = dyn_cast<MemrefValue>(v))
-    return memref::skipViewLikeOps(memref);
-  return v;
-}
-
 /// Whether `v` is memory the host can access: its stack, or a constant
 /// global (function arguments and heap buffers are device memory).
 bool isHostMemory(Value v) {
   return isa_and_nonnull<memref::AllocaOp, memref::GetGlobalOp>(
-      viewRoot(v).getDefiningOp());
+      bufferRoot(v).getDefiningOp());
 }
 
 bool touchesMemory(Operation *op) {
@@ -352,7 +345,7 @@ struct RPEGPUOffloadPass
       return false;
     bool fresh = true;
     callee.walk([&](func::ReturnOp ret) {
-      Operation *def = viewRoot(ret.getOperand(index)).getDefiningOp();
+      Operation *def = bufferRoot(ret.getOperand(index)).getDefiningOp();
       if (!isa_and_nonnull<gpu::AllocOp, memref::AllocOp>(def))
         fresh = false;
     });
@@ -402,7 +395,7 @@ struct RPEGPUOffloadPass
                 launch.getBody().isAncestor(operand.getParentRegion()))
               continue;
             if (isa_and_nonnull<memref::AllocaOp, memref::GetGlobalOp>(
-                    viewRoot(operand).getDefiningOp())) {
+                    bufferRoot(operand).getDefiningOp())) {
               nested->emitOpError()
                   << "rpe-gpu-offload: a GPU kernel would read host memory";
               return WalkResult::interrupt();
@@ -420,7 +413,7 @@ struct RPEGPUOffloadPass
       for (Value operand : op->getOperands())
         if (isa<MemRefType>(operand.getType()) &&
             !isa_and_nonnull<memref::AllocaOp, memref::GetGlobalOp>(
-                viewRoot(operand).getDefiningOp())) {
+                bufferRoot(operand).getDefiningOp())) {
           op->emitOpError()
               << "rpe-gpu-offload: host code would access device memory";
           return WalkResult::interrupt();

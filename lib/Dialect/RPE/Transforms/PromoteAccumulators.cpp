@@ -9,10 +9,10 @@
 
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
+#include "rpe/Dialect/RPE/Utils/BufferUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
@@ -30,13 +30,6 @@ using namespace mlir;
 using namespace mlir::rpe;
 
 namespace {
-
-/// The buffer `v` is a view of (itself if none).
-Value rootBuffer(Value v) {
-  if (auto memref = dyn_cast<MemrefValue>(v))
-    return memref::skipViewLikeOps(memref);
-  return v;
-}
 
 /// Whether `v` is the result of an op that allocates it.
 bool isAllocation(Value v) {
@@ -95,27 +88,32 @@ struct PromoteAccumulator : OpRewritePattern<scf::ForOp> {
     if (trips && trips->isZero())
       return rewriter.notifyMatchFailure(loop, "no iteration");
 
-    // Every buffer the body may touch, with the ops that touch it.
-    SmallVector<std::pair<Operation *, Value>> accesses;
-    for (Operation &op : loop.getBody()->without_terminator()) {
-      std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
-          getEffectsRecursively(&op);
-      if (!effects)
-        return rewriter.notifyMatchFailure(&op, "unknown memory effects");
-      for (const MemoryEffects::EffectInstance &effect : *effects) {
-        if (isa<MemoryEffects::Allocate, MemoryEffects::Free>(
-                effect.getEffect()))
-          continue;
-        Value buffer = effect.getValue();
-        if (!buffer)
-          return rewriter.notifyMatchFailure(&op, "effect on unknown memory");
-        accesses.push_back({&op, rootBuffer(buffer)});
+    // Every buffer the body may touch, with the ops that touch it (once a
+    // candidate pair is found); failure where an op's effects are unknown.
+    std::optional<SmallVector<std::pair<Operation *, Value>>> accesses;
+    auto collectAccesses = [&]() -> LogicalResult {
+      accesses.emplace();
+      for (Operation &op : loop.getBody()->without_terminator()) {
+        std::optional<SmallVector<MemoryEffects::EffectInstance>> effects =
+            getEffectsRecursively(&op);
+        if (!effects)
+          return failure();
+        for (const MemoryEffects::EffectInstance &effect : *effects) {
+          if (isa<MemoryEffects::Allocate, MemoryEffects::Free>(
+                  effect.getEffect()))
+            continue;
+          Value buffer = effect.getValue();
+          if (!buffer)
+            return failure();
+          accesses->push_back({&op, bufferRoot(buffer)});
+        }
       }
-    }
+      return success();
+    };
 
     for (auto load : loop.getBody()->getOps<memref::LoadOp>()) {
       Value buffer = load.getMemRef();
-      Value root = rootBuffer(buffer);
+      Value root = bufferRoot(buffer);
       if (!loop.isDefinedOutsideOfLoop(buffer) || !isAllocation(root) ||
           !llvm::all_of(load.getIndices(), [&](Value index) {
             return loop.isDefinedOutsideOfLoop(index);
@@ -130,8 +128,11 @@ struct PromoteAccumulator : OpRewritePattern<scf::ForOp> {
           store = s;
       if (!store)
         continue;
+      if (!accesses && failed(collectAccesses()))
+        return rewriter.notifyMatchFailure(
+            loop, "an op's memory effects are unknown");
       // The pair alone touches the buffer; everything else is disjoint.
-      if (!llvm::all_of(accesses, [&](auto access) {
+      if (!llvm::all_of(*accesses, [&](auto access) {
             auto [op, other] = access;
             if (op == load || op == store)
               return true;

@@ -10,12 +10,12 @@
 #include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
+#include "rpe/Dialect/RPE/Utils/BufferUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/MemRef/Utils/MemRefUtils.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -126,14 +126,9 @@ linalg::FillOp initialFill(linalg::LinalgOp op, const Contraction &c) {
   if (ShapedType::isDynamic(k) || k <= 0)
     return nullptr;
   // A or B in C's buffer would read the fill's value.
-  auto root = [](Value v) -> Value {
-    if (auto memref = dyn_cast<MemrefValue>(v))
-      return memref::skipViewLikeOps(memref);
-    return v;
-  };
-  Value out = root(op.getDpsInits()[0]);
+  Value out = bufferRoot(op.getDpsInits()[0]);
   if (llvm::any_of(op.getDpsInputs(),
-                   [&](Value in) { return root(in) == out; }))
+                   [&](Value in) { return bufferRoot(in) == out; }))
     return nullptr;
   return fill;
 }
