@@ -630,23 +630,13 @@ LogicalResult copyInto(StringRef from, StringRef to, Location loc) {
 LogicalResult optimizeModule(llvm::Module &module, llvm::TargetMachine *tm,
                              unsigned optLevel, bool unrollLoops,
                              Location loc) {
-  std::optional<llvm::OptimizationLevel> level;
-  switch (optLevel) {
-  case 0:
-    level = llvm::OptimizationLevel::O0;
-    break;
-  case 1:
-    level = llvm::OptimizationLevel::O1;
-    break;
-  case 2:
-    level = llvm::OptimizationLevel::O2;
-    break;
-  case 3:
-    level = llvm::OptimizationLevel::O3;
-    break;
-  default:
-    return emitError(loc) << "invalid optimization level " << optLevel;
-  }
+  const llvm::OptimizationLevel levels[] = {
+      llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1,
+      llvm::OptimizationLevel::O2, llvm::OptimizationLevel::O3};
+  if (optLevel >= std::size(levels))
+    return emitError(loc) << "optimization level must be 0..3, got "
+                          << optLevel;
+  const llvm::OptimizationLevel &level = levels[optLevel];
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
@@ -663,8 +653,8 @@ LogicalResult optimizeModule(llvm::Module &module, llvm::TargetMachine *tm,
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0
-                                    ? pb.buildO0DefaultPipeline(*level)
-                                    : pb.buildPerModuleDefaultPipeline(*level);
+                                    ? pb.buildO0DefaultPipeline(level)
+                                    : pb.buildPerModuleDefaultPipeline(level);
   mpm.run(module, mam);
   return success();
 }
