@@ -1,9 +1,12 @@
 //===- fuzz_pipeline.cpp - libFuzzer target: text through rpe's passes ----===//
 //
 // Bytes as MLIR text: parse (and verify), then on one copy canonicalize,
-// rpe-fuse-attention, rpe-tile-attention and convert-rpe-to-linalg, and on
+// rpe-fuse-attention, rpe-tile-attention and convert-rpe-to-linalg, on
 // another the whole rpe-cpu-pipeline (shape checks, fusion, the vector
-// kernel, lowering to the LLVM dialect). Diagnostics are expected and
+// kernel, lowering to the LLVM dialect), and on a third the whole
+// rpe-nvptx-pipeline to PTX (format=isa: LLVM's NVPTX backend, no ptxas),
+// with the register-resident tensor-core kernel for inputs of odd size and
+// the default kernels otherwise. Diagnostics are expected and
 // dropped; only a crash, a sanitizer report or a verifier failure inside a
 // pass (reported as a pass failure, not a crash) is a finding.
 //
@@ -98,6 +101,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   OwningOpRef<ModuleOp> copy = module->clone();
   runPipeline(*copy, "builtin.module(canonicalize,rpe-fuse-attention,"
                      "rpe-tile-attention,convert-rpe-to-linalg)");
+  OwningOpRef<ModuleOp> gpuCopy = module->clone();
   runPipeline(*module, "builtin.module(rpe-cpu-pipeline)");
+  runPipeline(*gpuCopy, size % 2 ? "builtin.module(rpe-nvptx-pipeline{"
+                                   "format=isa mma-registers=1})"
+                                 : "builtin.module(rpe-nvptx-pipeline{"
+                                   "format=isa})");
   return 0;
 }
