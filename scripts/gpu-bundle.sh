@@ -40,11 +40,17 @@ fi
 # (every tile's keys clamped, as before the views), and rescaling O only
 # where a row's maximum grew (mma-lazy-rescale).
 REG="mma-registers=1"
+TILE_VARIANTS=";thread-tile-rows=1 thread-tile-columns=1"
 VARIANTS="$REG;$REG mma-tile-k=64;$REG mma-block-rows=128 mma-threads=128"
 VARIANTS="$VARIANTS;$REG mma-stage-views=0;$REG mma-lazy-rescale=1"
 /usr/bin/python3 bench/gpu_attention_bench.py --compile-only "$CHIP" \
   --gpu-kernel-options="$VARIANTS" || exit 1
 /usr/bin/python3 bench/gpu_kernel_profile.py --compile-only "$CHIP" \
   --kinds none,t5,alibi,swin --variants "$VARIANTS" || exit 1
+# The contraction kernels (DeBERTa's and Shaw's projections) with and
+# without register tiles (rpe-register-tile-reductions), for gpu-run.sh.
+/usr/bin/python3 bench/gpu_kernel_profile.py --compile-only "$CHIP" \
+  --kinds shaw,deberta --head-dims 64 --lengths 2048 \
+  --variants "$TILE_VARIANTS" || exit 1
 echo "gpu-bundle: $(ls "$BUNDLE/modules" | grep -c '\.so$') modules for $CHIP," \
   "$(du -sh "$BUNDLE" | cut -f1) in $BUNDLE"

@@ -114,7 +114,8 @@ static LogicalResult applyGPUKernelOptions(const CompileOptions &options,
       return emitError(loc)
              << "GPU kernel options set block-rows, tile-k, mma-threads, "
                 "mma-block-rows, mma-tile-k, mma-registers, mma-stage-views, "
-                "mma-lazy-rescale and block-size only, got '"
+                "mma-lazy-rescale, block-size, thread-tile-rows and "
+                "thread-tile-columns only, got '"
              << other << "'";
     pipeline.blockRows = parsed.blockRows;
     pipeline.tileK = parsed.tileK;
@@ -125,6 +126,8 @@ static LogicalResult applyGPUKernelOptions(const CompileOptions &options,
     pipeline.mmaStageViews = parsed.mmaStageViews;
     pipeline.mmaLazyRescale = parsed.mmaLazyRescale;
     pipeline.blockSize = parsed.blockSize;
+    pipeline.threadTileRows = parsed.threadTileRows;
+    pipeline.threadTileColumns = parsed.threadTileColumns;
   }
   return verifyNVPTXPipelineOptions(
       pipeline, [&](const Twine &message) { return emitError(loc, message); });
@@ -501,6 +504,8 @@ LogicalResult mlir::rpe::lowerToLLVMDialect(ModuleOp module,
     pipeline.gpuMmaRegisters = gpu.mmaRegisters;
     pipeline.gpuMmaStageViews = gpu.mmaStageViews;
     pipeline.gpuMmaLazyRescale = gpu.mmaLazyRescale;
+    pipeline.gpuThreadTileRows = gpu.threadTileRows;
+    pipeline.gpuThreadTileColumns = gpu.threadTileColumns;
   }
   // A shared library links librpe_cpu_runtime.a: its buffers come from the
   // allocation cache. Objects and IR call malloc/free, which need nothing.

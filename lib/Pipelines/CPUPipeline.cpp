@@ -101,6 +101,12 @@ LogicalResult mlir::rpe::verifyCPUPipelineOptions(
                  "positive, got " +
                  Twine(options.matmulTileM) + " and " +
                  Twine(options.gpuTileK));
+  if (options.gpuThreadTileRows < 1 || options.gpuThreadTileRows > 16 ||
+      options.gpuThreadTileColumns < 1 || options.gpuThreadTileColumns > 16)
+    return error("rpe-cpu-pipeline: gpu-thread-tile-rows and "
+                 "gpu-thread-tile-columns must be in 1..16, got " +
+                 Twine(options.gpuThreadTileRows) + " and " +
+                 Twine(options.gpuThreadTileColumns));
   // 0 means "the default" for these; a negative value would mean it too,
   // silently.
   for (auto [name, value] :
@@ -234,6 +240,8 @@ void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
     gpu.mmaRegisters = options.gpuMmaRegisters;
     gpu.mmaStageViews = options.gpuMmaStageViews;
     gpu.mmaLazyRescale = options.gpuMmaLazyRescale;
+    gpu.threadTileRows = options.gpuThreadTileRows;
+    gpu.threadTileColumns = options.gpuThreadTileColumns;
     gpu.emitCInterface = options.emitCInterface;
     gpu.deallocate = options.deallocate;
     buildGPUKernelPasses(pm, gpu);

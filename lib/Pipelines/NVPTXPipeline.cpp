@@ -147,6 +147,12 @@ LogicalResult mlir::rpe::verifyNVPTXPipelineOptions(
   if (options.blockSize <= 0 || options.blockSize > 1024)
     return error("rpe-nvptx-pipeline: block-size must be in 1..1024, got " +
                  Twine(options.blockSize));
+  if (options.threadTileRows < 1 || options.threadTileRows > 16 ||
+      options.threadTileColumns < 1 || options.threadTileColumns > 16)
+    return error("rpe-nvptx-pipeline: thread-tile-rows and "
+                 "thread-tile-columns must be in 1..16, got " +
+                 Twine(options.threadTileRows) + " and " +
+                 Twine(options.threadTileColumns));
   RPEGPUAttentionPassOptions a = gpuAttentionPassOptions(options);
   return checkGPUAttentionOptions(
       GPUAttentionOptions{a.blockRows, a.tileK, a.maxHeadDim, a.tensorCores,
@@ -185,6 +191,13 @@ void mlir::rpe::buildGPUKernelPasses(OpPassManager &pm,
   // A contraction's output element in a register across its reduction loop
   // (LLVM cannot prove the kernel's buffers disjoint).
   pm.addPass(createRPEPromoteAccumulatorsPass());
+  // Several output elements per thread, sharing their loads.
+  if (options.threadTileRows * options.threadTileColumns > 1) {
+    RPERegisterTileReductionsPassOptions tile;
+    tile.rows = options.threadTileRows;
+    tile.columns = options.threadTileColumns;
+    pm.addPass(createRPERegisterTileReductionsPass(tile));
+  }
   RPEGPUOffloadPassOptions offload;
   offload.blockSize = options.blockSize;
   offload.deallocate = options.deallocate;

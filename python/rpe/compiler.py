@@ -917,7 +917,7 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     shapes as rpe-nvptx-pipeline options, e.g. "mma-threads=256
     mma-tile-k=16" (block-rows, tile-k, mma-threads, mma-block-rows,
     mma-tile-k, mma-registers, mma-stage-views, mma-lazy-rescale,
-    block-size; the emulation keeps one thread
+    block-size, thread-tile-rows, thread-tile-columns; the emulation keeps one thread
     per block whatever the thread counts say). ``verify_each``: verify the IR after every
     pass (a debugging aid; the input and the lowered result are always
     verified)."""

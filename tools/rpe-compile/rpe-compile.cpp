@@ -77,7 +77,8 @@ static cl::opt<std::string> gpuKernelOptions(
     cl::desc("--target=nvptx: the GPU kernels' shapes, as rpe-nvptx-pipeline "
              "options (block-rows, tile-k, mma-threads, mma-block-rows, "
              "mma-tile-k, mma-registers, mma-stage-views, mma-lazy-rescale, "
-             "block-size), e.g. \"mma-threads=256\""),
+             "block-size, thread-tile-rows, thread-tile-columns), e.g. "
+             "\"mma-threads=256\""),
     cl::init(""), cl::cat(category));
 static cl::opt<bool> verifyEach(
     "verify-each",

@@ -162,6 +162,15 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("With gpu-emulation: the register-resident kernel "
                      "rescales its output only when a row's maximum grew"),
       llvm::cl::init(false)};
+  PassOptions::Option<int64_t> gpuThreadTileRows{
+      *this, "gpu-thread-tile-rows",
+      llvm::cl::desc("With gpu-emulation: rows of a contraction kernel "
+                     "thread's block of outputs"),
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> gpuThreadTileColumns{
+      *this, "gpu-thread-tile-columns",
+      llvm::cl::desc("With gpu-emulation: columns of that block"),
+      llvm::cl::init(4)};
 };
 
 /// Options of `rpe-nvptx-pipeline`.
@@ -245,6 +254,15 @@ struct NVPTXPipelineOptions : public PassPipelineOptions<NVPTXPipelineOptions> {
       *this, "block-size",
       llvm::cl::desc("Threads per block of the kernels made from loops"),
       llvm::cl::init(256)};
+  PassOptions::Option<int64_t> threadTileRows{
+      *this, "thread-tile-rows",
+      llvm::cl::desc("Rows of the block of outputs each thread of a "
+                     "contraction kernel computes (rpe-register-tile-"
+                     "reductions; 1 with thread-tile-columns=1: one output)"),
+      llvm::cl::init(4)};
+  PassOptions::Option<int64_t> threadTileColumns{
+      *this, "thread-tile-columns", llvm::cl::desc("Columns of that block"),
+      llvm::cl::init(4)};
   PassOptions::Option<bool> emitCInterface{
       *this, "emit-c-interface",
       llvm::cl::desc("Give public functions _mlir_ciface_ wrappers"),

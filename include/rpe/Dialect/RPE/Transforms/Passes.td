@@ -327,6 +327,43 @@ def RPEInterchangeReductionsPass : Pass<"rpe-interchange-reductions"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def RPERegisterTileReductionsPass : Pass<"rpe-register-tile-reductions"> {
+  let summary = "A block of outputs per iteration of a parallel loop over a "
+                "reduction (a GPU thread's register tile)";
+  let description = [{
+    An `scf.parallel` whose body is a reduction loop between loads and
+    stores — what `convert-linalg-to-parallel-loops` and
+    rpe-promote-accumulators make of a contraction, one output element per
+    iteration — computes a `rows` × `columns` block of its two innermost
+    dimensions per iteration instead: one reduction loop carries every
+    output of the block, rows consecutive and columns ceil(N / columns)
+    apart (so that iterations next to each other along the innermost
+    dimension, a warp's threads after rpe-gpu-offload, still read
+    consecutive columns). A load of the loop that does not depend on the
+    column index is then shared by a row of the block and one that does not
+    depend on the row index by a column (CSE merges the copies): rows +
+    columns loads per rows × columns multiply-adds instead of two each.
+
+    Only a parallel loop whose two innermost dimensions run from 0 by 1, with
+    no `scf.reduce` results, whose body is pure ops and loads, one `scf.for`
+    with loop-carried values (bounds defined outside, a body of pure ops and
+    loads) and then pure ops and stores, and whose loop reads something
+    along the rows only and something along the columns only. Rows and
+    columns past the end are read at the last one (clamped) and store
+    nothing: the ops after the loop run under `scf.if` for each output but
+    those of the block's first row and first column. The loop it makes
+    carries `rpe.register_tiled` and is not tiled again.
+  }];
+  let options = [
+    Option<"rows", "rows", "int64_t", /*default=*/"4",
+           "Rows of the block (the second innermost dimension), 1..16">,
+    Option<"columns", "columns", "int64_t", /*default=*/"4",
+           "Columns of the block (the innermost dimension), 1..16">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def RPEPromoteAccumulatorsPass : Pass<"rpe-promote-accumulators"> {
   let summary = "Carry a loop's accumulator in a register instead of memory";
   let description = [{

@@ -247,6 +247,13 @@ void populateRPEInterchangeReductionsPatterns(RewritePatternSet &patterns,
 /// has a static, positive trip count (rpe-promote-accumulators).
 void populateRPEPromoteAccumulatorsPatterns(RewritePatternSet &patterns);
 
+/// Patterns giving each iteration of an `scf.parallel` over a reduction
+/// loop a `rows` × `columns` block of outputs of its two innermost
+/// dimensions, one reduction loop carrying them all
+/// (rpe-register-tile-reductions).
+void populateRPERegisterTileReductionsPatterns(RewritePatternSet &patterns,
+                                               int64_t rows, int64_t columns);
+
 /// Options of the register-blocked contraction kernel
 /// (rpe-vectorize-contractions).
 struct VectorizeContractionsOptions {
