@@ -101,12 +101,11 @@ LogicalResult mlir::rpe::verifyCPUPipelineOptions(
                  "positive, got " +
                  Twine(options.matmulTileM) + " and " +
                  Twine(options.gpuTileK));
-  if (options.gpuThreadTileRows < 1 || options.gpuThreadTileRows > 16 ||
-      options.gpuThreadTileColumns < 1 || options.gpuThreadTileColumns > 16)
-    return error("rpe-cpu-pipeline: gpu-thread-tile-rows and "
-                 "gpu-thread-tile-columns must be in 1..16, got " +
-                 Twine(options.gpuThreadTileRows) + " and " +
-                 Twine(options.gpuThreadTileColumns));
+  if (failed(checkRegisterTile(options.gpuThreadTileRows,
+                               options.gpuThreadTileColumns, "rpe-cpu-pipeline",
+                               "gpu-thread-tile-rows",
+                               "gpu-thread-tile-columns", error)))
+    return failure();
   // 0 means "the default" for these; a negative value would mean it too,
   // silently.
   for (auto [name, value] :

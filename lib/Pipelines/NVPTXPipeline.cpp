@@ -1,6 +1,7 @@
 //===- NVPTXPipeline.cpp - rpe-nvptx-pipeline -------------------*- C++ -*-===//
 
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
+#include "rpe/Dialect/RPE/Transforms/Transforms.h"
 #include "rpe/Pipelines/Pipelines.h"
 
 #include "mlir/Conversion/BufferizationToMemRef/BufferizationToMemRef.h"
@@ -147,12 +148,11 @@ LogicalResult mlir::rpe::verifyNVPTXPipelineOptions(
   if (options.blockSize <= 0 || options.blockSize > 1024)
     return error("rpe-nvptx-pipeline: block-size must be in 1..1024, got " +
                  Twine(options.blockSize));
-  if (options.threadTileRows < 1 || options.threadTileRows > 16 ||
-      options.threadTileColumns < 1 || options.threadTileColumns > 16)
-    return error("rpe-nvptx-pipeline: thread-tile-rows and "
-                 "thread-tile-columns must be in 1..16, got " +
-                 Twine(options.threadTileRows) + " and " +
-                 Twine(options.threadTileColumns));
+  if (failed(checkRegisterTile(options.threadTileRows,
+                               options.threadTileColumns, "rpe-nvptx-pipeline",
+                               "thread-tile-rows", "thread-tile-columns",
+                               error)))
+    return failure();
   RPEGPUAttentionPassOptions a = gpuAttentionPassOptions(options);
   return checkGPUAttentionOptions(
       GPUAttentionOptions{a.blockRows, a.tileK, a.maxHeadDim, a.tensorCores,

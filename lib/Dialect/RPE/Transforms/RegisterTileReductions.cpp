@@ -257,12 +257,8 @@ struct RPERegisterTileReductionsPass
 
   LogicalResult checkOptions(
       function_ref<LogicalResult(const Twine &)> error) const override {
-    if (rows < 1 || rows > 16 || columns < 1 || columns > 16)
-      return error("rpe-register-tile-reductions: rows and columns must be "
-                   "in 1..16, got " +
-                   Twine(static_cast<int64_t>(rows)) + " and " +
-                   Twine(static_cast<int64_t>(columns)));
-    return success();
+    return checkRegisterTile(rows, columns, getArgument(), "rows", "columns",
+                             error);
   }
 
   void runOnOperation() override {
@@ -282,4 +278,15 @@ struct RPERegisterTileReductionsPass
 void mlir::rpe::populateRPERegisterTileReductionsPatterns(
     RewritePatternSet &patterns, int64_t rows, int64_t columns) {
   patterns.add<RegisterTileReduction>(patterns.getContext(), rows, columns);
+}
+
+LogicalResult
+mlir::rpe::checkRegisterTile(int64_t rows, int64_t columns, StringRef owner,
+                             StringRef rowsName, StringRef columnsName,
+                             function_ref<LogicalResult(const Twine &)> error) {
+  if (rows >= 1 && rows <= 16 && columns >= 1 && columns <= 16)
+    return success();
+  return error(owner + ": " + rowsName + " and " + columnsName +
+               " must be in 1..16, got " + Twine(rows) + " and " +
+               Twine(columns));
 }

@@ -254,6 +254,14 @@ void populateRPEPromoteAccumulatorsPatterns(RewritePatternSet &patterns);
 void populateRPERegisterTileReductionsPatterns(RewritePatternSet &patterns,
                                                int64_t rows, int64_t columns);
 
+/// Checks a block size for rpe-register-tile-reductions (rows and columns
+/// in 1..16), reporting "<owner>: <rowsName> and <columnsName> must be in
+/// 1..16, got R and C" through `error` (which returns failure).
+LogicalResult
+checkRegisterTile(int64_t rows, int64_t columns, StringRef owner,
+                  StringRef rowsName, StringRef columnsName,
+                  function_ref<LogicalResult(const Twine &)> error);
+
 /// Options of the register-blocked contraction kernel
 /// (rpe-vectorize-contractions).
 struct VectorizeContractionsOptions {
