@@ -155,7 +155,7 @@ struct RegisterTileReduction : OpRewritePattern<scf::ParallelOp> {
 
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(tiled.getBody());
-    ValueRange newIvs = tiled.getInductionVars();
+    SmallVector<Value> newIvs(tiled.getInductionVars());
     // One mapping per output of the block.
     SmallVector<IRMapping> maps(rows * columns);
     Value rowBase =
