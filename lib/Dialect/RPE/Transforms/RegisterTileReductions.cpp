@@ -23,6 +23,7 @@
 #include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
+#include "rpe/Dialect/RPE/Utils/SliceUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -47,24 +48,6 @@ namespace {
 /// Marks a parallel loop this pattern made: it is not tiled again (by the
 /// greedy driver, or by a second run of the pass).
 constexpr StringLiteral kTiledAttr = "rpe.register_tiled";
-
-/// Whether `v` is computed from `iv` inside `scope` (through ops in it).
-bool usesIndex(Value v, Value iv, Region &scope) {
-  SmallVector<Value> work = {v};
-  DenseSet<Value> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (x == iv)
-      return true;
-    if (!seen.insert(x).second)
-      continue;
-    Operation *def = x.getDefiningOp();
-    if (!def || !scope.isAncestor(def->getParentRegion()))
-      continue;
-    llvm::append_range(work, def->getOperands());
-  }
-  return false;
-}
 
 /// Ops a tile may clone freely: pure ones without regions, and loads
 /// (`allowLoads`) or stores (`allowStores`).
@@ -118,14 +101,14 @@ struct RegisterTileReduction : OpRewritePattern<scf::ParallelOp> {
         return rewriter.notifyMatchFailure(&op, "not a pure op or a load");
     // A contraction: some load of the loop is the same along j, another
     // along i.
-    Value iv = par.getInductionVars()[n - 2],
-          jv = par.getInductionVars()[n - 1];
+    BlockArgument iv = par.getBody()->getArgument(n - 2),
+                  jv = par.getBody()->getArgument(n - 1);
     bool rowShared = false, columnShared = false;
     reduction.getBody()->walk([&](memref::LoadOp load) {
       bool onI = false, onJ = false;
       for (Value index : load.getIndices()) {
-        onI |= usesIndex(index, iv, par.getRegion());
-        onJ |= usesIndex(index, jv, par.getRegion());
+        onI |= dependsOn(index, iv);
+        onJ |= dependsOn(index, jv);
       }
       rowShared |= onI && !onJ;
       columnShared |= onJ && !onI;

@@ -30,8 +30,8 @@
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
 #include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
 #include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
+#include "rpe/Dialect/RPE/Utils/SliceUtils.h"
 
-#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -61,23 +61,6 @@ using namespace mlir;
 using namespace mlir::rpe;
 
 namespace {
-
-/// Whether `v` is block argument `arg` or computed from it in its block.
-bool dependsOn(Value v, BlockArgument arg) {
-  if (v == arg)
-    return true;
-  BackwardSliceOptions options;
-  options.inclusive = true;
-  options.omitBlockArguments = true;
-  options.filter = [&](Operation *o) {
-    return o->getBlock() == arg.getOwner();
-  };
-  SetVector<Operation *> slice;
-  (void)getBackwardSlice(v, &slice, options);
-  return llvm::any_of(slice, [&](Operation *o) {
-    return llvm::is_contained(o->getOperands(), arg);
-  });
-}
 
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 /// exp(-64) = 1.6e-28.
