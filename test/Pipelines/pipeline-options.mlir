@@ -15,6 +15,8 @@
 // THREADS: error: rpe-cpu-pipeline: num-threads must be at most 1024, got 5000
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="matmul-tile-m=0" 2>&1 | FileCheck %s --check-prefix=MTILE --implicit-check-not="current operation"
 // MTILE: error: rpe-cpu-pipeline: matmul-tile-m and gpu-tile-k must be positive, got 0 and 8
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="gpu-emulation=1 gpu-thread-tile-rows=0" 2>&1 | FileCheck %s --check-prefix=GPUTHREADTILE --implicit-check-not="current operation"
+// GPUTHREADTILE: error: rpe-cpu-pipeline: gpu-thread-tile-rows and gpu-thread-tile-columns must be in 1..16, got 0 and 4
 // Options where 0 means the default: a negative value used to mean it too.
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="key-block=-3" 2>&1 | FileCheck %s --check-prefix=NEGBLOCK --implicit-check-not="current operation"
 // NEGBLOCK: error: rpe-cpu-pipeline: key-block must not be negative, got -3
@@ -45,6 +47,8 @@
 // ROWS: error: rpe-nvptx-pipeline: rpe-gpu-attention: block-rows, tile-k and max-head-dim must be positive, got 0, 8 and 256
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="block-size=2048" 2>&1 | FileCheck %s --check-prefix=BLOCK --implicit-check-not="current operation"
 // BLOCK: error: rpe-nvptx-pipeline: block-size must be in 1..1024, got 2048
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="thread-tile-columns=17" 2>&1 | FileCheck %s --check-prefix=THREADTILE --implicit-check-not="current operation"
+// THREADTILE: error: rpe-nvptx-pipeline: thread-tile-rows and thread-tile-columns must be in 1..16, got 4 and 17
 //
 // Known CPU names pass: generic, a CPU of the host's (x86) target.
 // RUN: rpe-opt %s -rpe-cpu-pipeline="target-cpu=generic" | FileCheck %s --check-prefix=OK
