@@ -92,7 +92,8 @@ RPE_IMPLS = ("rpe_none", "rpe_t5", "rpe_t5_hf", "rpe_clip", "rpe_alibi",
              "rpe_t5_causal")
 # Implementations whose child needs torch (rpe_t5_hf: exported by torch-mlir).
 NEEDS_TORCH = ("rpe_t5_hf",)
-TORCH_IMPLS = ("sdpa_none", "sdpa_t5_mask", "flex_t5", "seed_eager")
+TORCH_IMPLS = ("sdpa_none", "sdpa_t5_mask", "flex_t5", "seed_eager",
+               "sdpa_deberta", "flex_deberta")
 LABELS = {
     "rpe_none": "rpe bias-free", "rpe_t5": "rpe T5",
     "rpe_t5_hf": "rpe T5 from transformers", "rpe_clip": "rpe clip",
@@ -103,7 +104,11 @@ LABELS = {
     "rpe_none_causal": "rpe bias-free causal", "rpe_t5_causal": "rpe T5 causal",
     "sdpa_none": "SDPA bias-free", "sdpa_t5_mask": "SDPA + T5 float mask",
     "flex_t5": "FlexAttention T5", "seed_eager": "seed eager T5",
+    "sdpa_deberta": "SDPA + DeBERTa mask (HF gathers)",
+    "flex_deberta": "FlexAttention DeBERTa",
 }
+# DeBERTa's buckets in every implementation: Log(256, 512), as DeBERTa-v3.
+DEBERTA_BUCKETS, DEBERTA_MAX_POSITION = 256, 512
 
 
 # --------------------------------------------------------------------------
@@ -136,7 +141,8 @@ def _rpe_module(impl, length):
     if kind == "shaw":
         return ir.shaw_attention(ir.Clip(16), **common, name="attn")
     if kind in ("deberta", "deberta_c2p", "deberta_p2c", "deberta_far"):
-        bucketing = ir.Log(4, 8) if kind == "deberta_far" else ir.Log(256, 512)
+        bucketing = ir.Log(4, 8) if kind == "deberta_far" else \
+            ir.Log(DEBERTA_BUCKETS, DEBERTA_MAX_POSITION)
         return ir.deberta_attention(bucketing, **common,
                                     c2p=kind != "deberta_p2c",
                                     p2c=kind != "deberta_c2p", name="attn")
@@ -180,6 +186,82 @@ def _torch_t5_bucket(torch, relative_position, num_buckets=32,
                          * (half - max_exact)).to(torch.long)
     large = torch.min(large, torch.full_like(large, half - 1))
     return buckets + torch.where(is_small, rel, large)
+
+
+def _torch_deberta_bucket(torch, relative_position, bucket_size=DEBERTA_BUCKETS,
+                          max_position=DEBERTA_MAX_POSITION):
+    """transformers' make_log_bucket_position (DeBERTa-v2/v3), as a long
+    tensor: the position itself within bucket_size / 2 of 0, log-spaced
+    beyond."""
+    import math
+    rel = relative_position.to(torch.float64)
+    mid = bucket_size // 2
+    small = (rel < mid) & (rel > -mid)
+    abs_pos = torch.where(small, torch.full_like(rel, mid - 1), rel.abs())
+    log_pos = torch.ceil(torch.log(abs_pos / mid)
+                         / math.log((max_position - 1) / mid)
+                         * (mid - 1)) + mid
+    return torch.where(abs_pos <= mid, rel, log_pos * rel.sign()).to(torch.long)
+
+
+def _torch_deberta_tables(torch, length):
+    """DeBERTa's inputs besides q, k, v: the position tables of the keys
+    and queries per head (the rel embeddings after key_proj / query_proj,
+    2·span × D), the scale 1/sqrt(3D), and the table index of every
+    distance i - j + (L - 1), bucket + span clamped into the table."""
+    span = DEBERTA_BUCKETS
+    pos_k, pos_q = (torch.randn(H, 2 * span, D) * 0.5 for _ in range(2))
+    dist = torch.arange(-(length - 1), length)
+    index = (_torch_deberta_bucket(torch, dist) + span).clamp(0, 2 * span - 1)
+    return pos_k, pos_q, (3 * D) ** -0.5, index
+
+
+def _torch_deberta_call(torch, impl, q, k, v, pos_k, pos_q, s, dist_index,
+                        compiled=True):
+    """A call of DeBERTa attention in torch, as users write it.
+    sdpa_deberta: transformers' disentangled_attention_bias: each call
+    projects q and k onto the position tables and gathers c2p and p2c (L × L
+    per head), then SDPA takes their sum as a float mask. flex_deberta:
+    FlexAttention, the projections in each call (they depend on q and k)
+    into buffers its score_mod gathers from (one compiled kernel;
+    `compiled=False` runs it eagerly). bench/check_deberta_baselines.py
+    compares both with rpe."""
+    import torch.nn.functional as F
+    b, h, length, _ = q.shape
+    pos = torch.arange(length)
+    if impl == "sdpa_deberta":
+        rows = pos[:, None] - pos[None, :] + (length - 1)
+        c2p_pos = dist_index[rows].expand(b, h, length, length)
+        # p2c_pos[j, i]: the table index of the distance i - j.
+        p2c_pos = dist_index[rows.t()].expand(b, h, length, length)
+
+        def call():
+            with torch.no_grad():
+                c2p = torch.gather(q @ pos_k.transpose(-1, -2), -1, c2p_pos)
+                p2c = torch.gather(k @ pos_q.transpose(-1, -2), -1, p2c_pos)
+                bias = (c2p + p2c.transpose(-1, -2)) * s
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=bias,
+                                                      scale=s)
+        return call
+    from torch.nn.attention.flex_attention import flex_attention
+    shift = length - 1
+    c2p = torch.empty(b, h, length, pos_k.shape[-2])
+    p2c = torch.empty_like(c2p)
+    pos_k_t = (pos_k * s).transpose(-1, -2)
+    pos_q_t = (pos_q * s).transpose(-1, -2)
+
+    def score_mod(score, b, h, q_idx, kv_idx):
+        at = dist_index[q_idx - kv_idx + shift]
+        return score + c2p[b, h, q_idx, at] + p2c[b, h, kv_idx, at]
+    flex = torch.compile(flex_attention, dynamic=False) if compiled else \
+        flex_attention
+
+    def call():
+        with torch.no_grad():
+            torch.matmul(q, pos_k_t, out=c2p)
+            torch.matmul(k, pos_q_t, out=p2c)
+            return flex(q, k, v, score_mod=score_mod, scale=s)
+    return call
 
 
 def _t5_hf_module(length):
@@ -342,6 +424,9 @@ def _build(impl, length, dec, library=None):
         def call():
             with torch.no_grad():
                 return flex(q, k, v, score_mod=score_mod, scale=1.0)
+    elif impl in ("sdpa_deberta", "flex_deberta"):
+        call = _torch_deberta_call(torch, impl, q, k, v,
+                                   *_torch_deberta_tables(torch, length))
     elif impl == "seed_eager":
         _, forward = _torch_model()
 
@@ -718,7 +803,9 @@ def markdown(results, lengths, impls):
             "the first is faster):", ""] + header("ratio")
     for a, b in [("rpe_t5", "sdpa_none"), ("rpe_t5", "sdpa_t5_mask"),
                  ("rpe_t5", "flex_t5"), ("rpe_t5", "seed_eager"),
-                 ("rpe_none", "sdpa_none"), ("rpe_t5_hf", "rpe_t5")]:
+                 ("rpe_none", "sdpa_none"), ("rpe_t5_hf", "rpe_t5"),
+                 ("rpe_deberta", "sdpa_deberta"),
+                 ("rpe_deberta", "flex_deberta")]:
         out.append("| %s vs %s | %s |" % (LABELS[a], LABELS[b], " | ".join(
             time_ratio(a, b, n, "%.2f×") for n in lengths)))
     out += ["", "Cost over rpe bias-free (time ratio):", ""] + header("term")
