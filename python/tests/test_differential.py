@@ -1109,9 +1109,15 @@ def gen_deberta_attention():
         shapes = [(pick([1, 2]), pick(LENS), pick(LENS)),
                   (1, pick(LENS_SMALL), pick(LENS_LONG))]
         if b.num_buckets >= 128:
-            # The CPU pipeline computes c2p per block of 512 query rows
-            # (rpe-split-attention-heads): several blocks, the last partial.
+            # The CPU pipeline computes c2p per block of 2048 query rows
+            # (rpe-split-attention-heads), p2c per block for the keys of
+            # its band, and both only for the buckets of the block's
+            # distances (bucket-columns): all 512 buckets, the lower ones
+            # only (Lk > Lq), and two blocks, the last partial, whose
+            # rows see only the saturated bucket (i - j >= 1749 > 512).
             shapes.append((1, 1100, pick([700, 1300])))
+            shapes.append((1, 300, 2100))
+            shapes.append((1, 2100, 300))
         for B, lq, lk in shapes:
             c = Layer(B, H, H, lq, lk, d, kl=kl, causal=causal)
             cases.append((name + "-" + c.tag(), name, _deberta_make(b, c, c2p, p2c, elem)))

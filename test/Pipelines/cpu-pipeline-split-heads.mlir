@@ -13,6 +13,7 @@
 // not a copy of the other's.
 //
 // RUN: rpe-opt %s -rpe-cpu-pipeline -mlir-print-ir-after=one-shot-bufferize -o /dev/null 2>&1 | FileCheck %s
+// RUN: rpe-opt %s -rpe-cpu-pipeline -mlir-print-ir-after=rpe-vectorize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=COPIES
 // RUN: rpe-opt %s -rpe-cpu-pipeline="split-attention-heads=0" -mlir-print-ir-after=one-shot-bufferize -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSPLIT
 
 // CHECK: IR Dump After OneShotBufferizePass
@@ -31,13 +32,26 @@
 // CHECK-NOT: memref.copy
 // CHECK: scf.for {{.*}} step %c2048
 // CHECK-NOT: memref.copy
+// Each table's projection writes its block's bucket columns in place, a
+// subview of the table's buffer (rpe-split-attention-heads{bucket-
+// columns}; here all 512: L = 4096), its fill folded into the projection;
+// the columns outside (none here) are filled. Bufferization copies the
+// subviews onto themselves, copies that canonicalization removes (the
+// COPIES lines).
 // CHECK: %[[C2P:.*]] = memref.alloc(%{{.*}}) {{.*}}: memref<1x1x?x512xf32>
-// CHECK-NEXT: linalg.fill {{.*}} outs(%[[C2P]] :
-// CHECK-NEXT: linalg.generic {{.*}} outs(%[[C2P]] :
-// CHECK-NOT: memref.copy
+// CHECK-COUNT-2: linalg.fill
+// CHECK: memref.copy
+// CHECK: %[[C2PCOLS:.*]] = memref.subview %[[C2P]][0, 0, 0, %[[LO:.*]]] [1, 1, %{{.*}}, %[[N:.*]]] [1, 1, 1, 1]
+// CHECK-NEXT: linalg.fill {{.*}} outs(%[[C2PCOLS]] :
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[C2PCOLS]] :
 // CHECK: %[[P2C:.*]] = memref.alloc() {{.*}}: memref<1x1x3070x512xf32>
-// CHECK-NEXT: linalg.fill {{.*}} outs(%[[P2C]] :
-// CHECK-NEXT: linalg.generic {{.*}} outs(%[[P2C]] :
+// CHECK-COUNT-2: linalg.fill
+// CHECK: memref.copy
+// CHECK: %[[P2CCOLS:.*]] = memref.subview %[[P2C]][0, 0, 0, %[[LO]]] [1, 1, 3070, %[[N]]] [1, 1, 1, 1]
+// CHECK-NEXT: linalg.fill {{.*}} outs(%[[P2CCOLS]] :
+// CHECK-NEXT: linalg.generic {{.*}} outs(%[[P2CCOLS]] :
+// CHECK: %[[SAME:.*]] = memref.subview %[[P2C]][0, 0, 0, %[[LO]]] [1, 1, 3070, %[[N]]] [1, 1, 1, 1]
+// CHECK-NEXT: memref.copy %[[P2CCOLS]], %[[SAME]]
 // The kernel's q, k, v: the head's slices, cast (not copied).
 // CHECK-NOT: memref.copy
 // CHECK: memref.cast %{{.*}} : memref<1x1x4096x64xf32, strided<[2097152, 262144, 64, 1], offset: ?>> to memref<1x1x4096x64xf32, strided<[?, ?, 64, 1], offset: ?>>
@@ -46,6 +60,24 @@
 // The block's output into its place (the kernel writes a buffer of its own).
 // CHECK: memref.copy %{{.*}} : memref<1x1x?x64xf32> to memref<1x1x?x64xf32, strided<[2097152, 262144, 64, 1], offset: ?>>
 // CHECK-NOT: memref<1x8x4096x512xf32>
+
+// After canonicalization the one copy left is the block's output, and the
+// projections' fills are folded into them (those of the outside columns
+// stay: 2 per table).
+// COPIES: func.func private @__rpe_attention_heads(
+// COPIES-NOT: memref.copy
+// COPIES: scf.for {{.*}} step %c2048
+// COPIES-COUNT-2: linalg.fill
+// COPIES-NOT: linalg.fill
+// COPIES: vector.fma
+// COPIES-COUNT-2: linalg.fill
+// COPIES-NOT: linalg.fill
+// COPIES: vector.fma
+// COPIES-NOT: memref.copy
+// COPIES: scf.forall
+// COPIES: memref.copy %{{.*}} : memref<1x1x?x64xf32> to memref<1x1x?x64xf32, strided<[2097152, 262144, 64, 1], offset: ?>>
+// COPIES-NOT: memref.copy
+// COPIES: return
 
 // NOSPLIT: IR Dump After OneShotBufferizePass
 // NOSPLIT: memref.alloc() {{.*}}: memref<1x8x4096x512xf32>

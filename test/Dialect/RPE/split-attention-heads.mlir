@@ -3,6 +3,7 @@
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=0" | FileCheck %s --check-prefix=NOBLOCK
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="min-table-columns=8" | FileCheck %s --check-prefix=NARROW
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="key-band=0" | FileCheck %s --check-prefix=NOBAND
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="bucket-columns=0" | FileCheck %s --check-prefix=NOCOLS
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=-1" 2>&1 | FileCheck %s --check-prefix=BADBLOCK --implicit-check-not="current operation"
 
 // BADBLOCK: error: rpe-split-attention-heads: query-block must not be negative, got -1
@@ -26,9 +27,30 @@
 // CHECK: %[[BLOCKS:.*]] = scf.for %[[R0:.*]] = %{{.*}} to %{{.*}} step %c2048 iter_args(%[[ACC2:.*]] = %[[ACC]])
 // CHECK: %[[ROWS:.*]] = arith.minsi %{{.*}}, %c2048
 // CHECK: %[[Q:.*]] = tensor.extract_slice %arg0[%[[B]], %[[H]], %[[R0]], 0] [1, 1, %[[ROWS]], 16]
-// CHECK: %[[E:.*]] = tensor.empty(%[[ROWS]]) : tensor<1x1x?x128xf32>
-// CHECK: %[[F:.*]] = linalg.fill ins(%{{.*}}) outs(%[[E]] : tensor<1x1x?x128xf32>)
-// CHECK: %[[T:.*]] = linalg.generic {{.*}} outs(%[[F]] : tensor<1x1x?x128xf32>)
+// Only the table's columns between the buckets of the block's smallest
+// i - j (row0 - (Lk - 1)) and largest (row0 + rows - 1), widened to whole
+// groups of 16 columns, [LO, END), are computed (bucket-columns), in
+// place in a tensor of the table's 128 columns (an allocation: a slice of
+// a tensor.empty would become an empty tensor of its own); the columns
+// outside get the producer's fill value, and the range's own fill comes
+// right before the projection (rpe-vectorize-contractions folds it).
+// CHECK: %[[BMIN:.*]] = arith.minsi %[[FIRST:[0-9]+]], %[[LAST:[0-9]+]] : index
+// CHECK: %[[BMAX:.*]] = arith.maxsi %[[FIRST]], %[[LAST]] : index
+// CHECK: %[[REM:.*]] = arith.remui %[[BMIN]], %c16 : index
+// CHECK: %[[LO:.*]] = arith.subi %[[BMIN]], %[[REM]] : index
+// CHECK: %[[PAST:.*]] = arith.addi %[[BMAX]], %c1 : index
+// CHECK: %[[GROUPS:.*]] = arith.ceildivui %[[PAST]], %c16 : index
+// CHECK: %[[UP:.*]] = arith.muli %[[GROUPS]], %c16 : index
+// CHECK: %[[END:.*]] = arith.minui %[[UP]], %c128 : index
+// CHECK: %[[N:.*]] = arith.subi %[[END]], %[[LO]] : index
+// CHECK: tensor.extract_slice %arg2[%[[H]], 0, %[[LO]]] [1, 16, %[[N]]]
+// CHECK: %[[E:.*]] = bufferization.alloc_tensor(%[[ROWS]]) : tensor<1x1x?x128xf32>
+// CHECK: %[[E1:.*]] = tensor.insert_slice %{{.*}} into %[[E]][0, 0, 0, %c0] [1, 1, %{{.*}}, %[[LO]]]
+// CHECK: %[[E2:.*]] = tensor.insert_slice %{{.*}} into %[[E1]][0, 0, 0, %[[END]]]
+// CHECK: %[[INIT:.*]] = tensor.extract_slice %[[E2]][0, 0, 0, %[[LO]]] [1, 1, %{{.*}}, %[[N]]]
+// CHECK-NEXT: %[[F:.*]] = linalg.fill ins(%{{.*}}) outs(%[[INIT]] : tensor<1x1x?x?xf32>)
+// CHECK-NEXT: %[[TT:.*]] = linalg.generic {{.*}} outs(%[[F]] : tensor<1x1x?x?xf32>)
+// CHECK: %[[T:.*]] = tensor.insert_slice %[[TT]] into %[[E2]][0, 0, 0, %[[LO]]] [1, 1, %{{.*}}, %[[N]]]
 // CHECK: %[[O:.*]] = rpe.attention %[[Q]], {{.*}} key_lengths(%{{.*}} : tensor<1xi32>) q_offset(%[[R0]]) {{.*}} -> tensor<1x1x?x16xf32> {
 // CHECK-NEXT: ^bb0(%{{.*}}: f32, %[[BA:.*]]: index, %[[HA:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index):
 // CHECK-DAG: %[[HG:.*]] = arith.addi %[[HA]], %[[H]] : index
@@ -43,6 +65,15 @@
 // CHECK-NEXT: } {rpe.split_heads}
 // CHECK: return %[[LOOP]]
 // CHECK-NOT: linalg.{{.*}} -> tensor<2x4x?x128xf32>
+
+// bucket-columns=0: the block's rows of the table, every column.
+// NOCOLS-LABEL: func.func @c2p
+// NOCOLS: %[[ROWS:.*]] = arith.minsi %{{.*}}, %c2048
+// NOCOLS: %[[E:.*]] = tensor.empty(%[[ROWS]]) : tensor<1x1x?x128xf32>
+// NOCOLS: %[[F:.*]] = linalg.fill ins(%{{.*}}) outs(%[[E]] : tensor<1x1x?x128xf32>)
+// NOCOLS: %[[T:.*]] = linalg.generic {{.*}} outs(%[[F]] : tensor<1x1x?x128xf32>)
+// NOCOLS: rpe.attention
+// NOCOLS: tensor.extract %[[T]]
 
 // query-block=0: the head's whole table, no loop over rows.
 // NOBLOCK-LABEL: func.func @c2p
@@ -238,14 +269,21 @@ func.func @dense_bias(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>, %bias: t
 // CHECK: tensor.extract_slice %arg3[%{{.*}}, 0, 0] [1, 16, 1]
 // CHECK: %[[AFTER:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x?x1xf32>)
 // CHECK: scf.for %[[R0:[a-z0-9_]+]] =
-// CHECK: %[[C2P:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x128xf32>)
+// Both tables only for the columns between the buckets of the block's
+// distances (bucket-columns; the same for c2p and p2c).
+// CHECK: %[[REM:.*]] = arith.remui %{{.*}}, %c16 : index
+// CHECK: %[[LO:.*]] = arith.subi %{{.*}}, %[[REM]] : index
+// CHECK: %[[C2PT:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x?xf32>)
+// CHECK: %[[C2P:.*]] = tensor.insert_slice %[[C2PT]] into %{{.*}}[0, 0, 0, %[[LO]]]
 // CHECK: %[[LEN:.*]] = arith.minsi %[[LK:.*]], %c2302 : index
 // CHECK: %[[FROM:.*]] = arith.subi %[[R0]], %c127 : index
 // CHECK: %[[LAST:.*]] = arith.subi %[[LK]], %[[LEN]] : index
 // CHECK: %[[S0:.*]] = arith.minsi %[[FROM]], %[[LAST]] : index
 // CHECK: %[[START:.*]] = arith.maxsi %[[S0]], %c0 : index
 // CHECK: tensor.extract_slice %arg1[0, %{{.*}}, %[[START]], 0] [1, 1, %[[LEN]], 16]
-// CHECK: %[[BAND:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x?x128xf32>)
+// CHECK: tensor.extract_slice %arg3[%{{.*}}, 0, %[[LO]]]
+// CHECK: %[[BANDT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x?x?xf32>)
+// CHECK: %[[BAND:.*]] = tensor.insert_slice %[[BANDT]] into %{{.*}}[0, 0, 0, %[[LO]]]
 // CHECK: rpe.attention {{.*}} q_offset(%[[R0]])
 // CHECK: ^bb0(%{{.*}}: f32, %[[BA:.*]]: index, %[[HA:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index):
 // CHECK: %[[IL:.*]] = arith.subi %[[I]], %[[R0]]
@@ -261,12 +299,14 @@ func.func @dense_bias(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>, %bias: t
 // CHECK: %[[P:.*]] = tensor.extract %[[BAND]][%[[BA]], %[[HA]], %[[ROW]], %[[BK]]]
 // CHECK: %[[P2C:.*]] = arith.select %[[IN]], %[[P]], %[[EDGE]] : f32
 // CHECK: arith.addf %{{.*}}, %[[P2C]] : f32
-// key-band=0: p2c whole per head, before the loop over query blocks.
+// key-band=0: p2c whole per head, before the loop over query blocks (every
+// column: bucket-columns is for tables computed per block).
 // NOBAND-LABEL: func.func @c2p_p2c
 // NOBAND: scf.for
 // NOBAND: %[[P2C:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x128xf32>)
 // NOBAND: scf.for %[[R0:[a-z0-9_]+]] =
-// NOBAND: %[[C2P:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x128xf32>)
+// NOBAND: %[[C2PT:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x?xf32>)
+// NOBAND: %[[C2P:.*]] = tensor.insert_slice %[[C2PT]]
 // NOBAND: rpe.attention {{.*}} q_offset(%[[R0]])
 // NOBAND: ^bb0(%{{.*}}: f32, %{{.*}}: index, %{{.*}}: index, %[[I:.*]]: index, %[[J:.*]]: index):
 // NOBAND: %[[IL:.*]] = arith.subi %[[I]], %[[R0]]
@@ -352,6 +392,8 @@ func.func @with_q_offset(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %pk
 // CHECK: scf.for
 // CHECK: arith.minsi %{{.*}}, %c2174 : index
 // CHECK: arith.subi %{{.*}}, %c63 : index
+// Clip buckets are monotonic in i - j: the band's columns of the block.
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x?xf32>)
 // CHECK-LABEL: func.func @band_t5
 // CHECK-NOT: scf.for
 // NARROW-LABEL: func.func @band_t5
@@ -360,6 +402,9 @@ func.func @with_q_offset(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %pk
 // NARROW: scf.for
 // NARROW: arith.minsi %{{.*}}, %c2228 : index
 // NARROW: arith.subi %{{.*}}, %c90 : index
+// Bidirectional t5 buckets are not monotonic in i - j (each direction has
+// its half): every column.
+// NARROW: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x32xf32>)
 
 #kq = affine_map<(b, h, i, d, n) -> (b, h, i, d)>
 #kp = affine_map<(b, h, i, d, n) -> (h, d, n)>

@@ -15,6 +15,7 @@
 #include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -93,10 +94,20 @@ SetVector<Value> headTables(AttentionOp op) {
 /// full extent beyond; with `row0`, `rows` rows from it in the dimension
 /// after the leading ones; with `column`, that one column of the last
 /// dimension.
+/// bucket-columns computes whole groups of this many columns (64 bytes of
+/// f32).
+constexpr int64_t kColumnAlign = 16;
+
+/// Columns [start, start + size) of a table's last dimension.
+struct ColumnRange {
+  Value start, size;
+};
+
 Value sliceLeading(OpBuilder &b, Location loc, Value source,
                    ArrayRef<Value> offsets, Value row0 = Value(),
                    Value rows = Value(),
-                   std::optional<int64_t> column = std::nullopt) {
+                   std::optional<int64_t> column = std::nullopt,
+                   std::optional<ColumnRange> columns = std::nullopt) {
   auto type = cast<RankedTensorType>(source.getType());
   int64_t lead = static_cast<int64_t>(offsets.size());
   SmallVector<OpFoldResult> offs, sizes, strides;
@@ -115,6 +126,11 @@ Value sliceLeading(OpBuilder &b, Location loc, Value source,
     if (d == type.getRank() - 1 && column) {
       offs.push_back(b.getIndexAttr(*column));
       sizes.push_back(b.getIndexAttr(1));
+      continue;
+    }
+    if (d == type.getRank() - 1 && columns) {
+      offs.push_back(columns->start);
+      sizes.push_back(columns->size);
       continue;
     }
     offs.push_back(b.getIndexAttr(0));
@@ -207,17 +223,67 @@ DenseMap<Value, Saturation> keyBandTables(AttentionOp op,
   return bands;
 }
 
+/// A table whose columns a block of query rows reads only in part: every
+/// read's last index is `rpe.bucket %i, %j` of one Toeplitz bucketing
+/// that saturates and is monotonic in i - j (clip, log: the rows of a
+/// block and the keys read the columns between the buckets of their
+/// smallest and largest i - j), and the producer starts from a constant
+/// (`linalg.fill` of an empty tensor: the projections).
+struct ColumnTable {
+  BucketingAttrInterface bucketing;
+  Value fillValue;
+};
+std::optional<ColumnTable> columnTable(AttentionOp op, Value table) {
+  Block &block = op.getScoreMod().front();
+  Value iArg = block.getArgument(3), jArg = block.getArgument(4);
+  BucketingAttrInterface common;
+  for (Operation *user : table.getUsers()) {
+    auto read = dyn_cast<tensor::ExtractOp>(user);
+    auto bucket =
+        read ? read.getIndices().back().getDefiningOp<BucketOp>() : nullptr;
+    if (!bucket || bucket.getI() != iArg || bucket.getJ() != jArg ||
+        (common && bucket.getBucketing() != common))
+      return std::nullopt;
+    common = bucket.getBucketing();
+  }
+  if (!common || !common.isToeplitz())
+    return std::nullopt;
+  std::optional<Saturation> s = saturation(common);
+  if (!s)
+    return std::nullopt;
+  // Monotonic over [-M, M] (constant beyond).
+  auto at = [&](int64_t d) {
+    return d >= 0 ? common.bucket(d, 0) : common.bucket(0, -d);
+  };
+  bool up = true, down = true;
+  for (int64_t d = -s->distance, prev = at(d); d < s->distance; ++d) {
+    int64_t next = at(d + 1);
+    up &= next >= prev;
+    down &= next <= prev;
+    prev = next;
+  }
+  auto producer = table.getDefiningOp<DestinationStyleOpInterface>();
+  auto fill = producer && producer.getNumDpsInits() == 1
+                  ? producer.getDpsInits()[0].getDefiningOp<linalg::FillOp>()
+                  : nullptr;
+  if ((!up && !down) || !fill ||
+      !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
+    return std::nullopt;
+  return ColumnTable{common, fill.getInputs()[0]};
+}
+
 /// `table`'s slice for (b0, h) (and rows [row0, row0 + rows) with `row0`),
 /// computed by its producer tiled to it; failure if the producer does not
 /// tile to one value (not expected after headTables' checks).
 FailureOr<Value> tileTable(RewriterBase &rewriter, Location loc, Value table,
                            Value b, Value h, Value row0 = Value(),
                            Value rows = Value(),
-                           std::optional<int64_t> column = std::nullopt) {
+                           std::optional<int64_t> column = std::nullopt,
+                           std::optional<ColumnRange> columns = std::nullopt) {
   auto type = cast<RankedTensorType>(table.getType());
   Value b0 = type.getDimSize(0) == 1 ? indexConst(rewriter, loc, 0) : b;
   auto slice = cast<tensor::ExtractSliceOp>(
-      sliceLeading(rewriter, loc, table, {b0, h}, row0, rows, column)
+      sliceLeading(rewriter, loc, table, {b0, h}, row0, rows, column, columns)
           .getDefiningOp());
   FailureOr<TilingResult> tiled = tensor::replaceExtractSliceWithTiledProducer(
       rewriter, slice, cast<OpResult>(table));
@@ -230,14 +296,16 @@ FailureOr<Value> tileTable(RewriterBase &rewriter, Location loc, Value table,
 
 struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
   SplitAttentionHeads(MLIRContext *ctx, int64_t minTableColumns,
-                      bool parallelHeads, int64_t queryBlock, bool keyBand)
+                      bool parallelHeads, int64_t queryBlock, bool keyBand,
+                      bool bucketColumns)
       : OpRewritePattern(ctx), minTableColumns(minTableColumns),
-        parallelHeads(parallelHeads), queryBlock(queryBlock), keyBand(keyBand) {
-  }
+        parallelHeads(parallelHeads), queryBlock(queryBlock), keyBand(keyBand),
+        bucketColumns(bucketColumns) {}
   int64_t minTableColumns;
   bool parallelHeads;
   int64_t queryBlock;
   bool keyBand;
+  bool bucketColumns;
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -307,6 +375,13 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       if (keyBand)
         bandTables = keyBandTables(op, tables);
     }
+    // Before any tiling adds other uses of the tables.
+    DenseMap<Value, ColumnTable> columnTables;
+    if (bucketColumns)
+      for (Value table : tables)
+        if (blockTables.contains(table) || bandTables.count(table))
+          if (std::optional<ColumnTable> ct = columnTable(op, table))
+            columnTables[table] = *ct;
     // Each other table's slice for (b, h), computed by its producer tiled
     // to it; a key-band table's two saturated columns.
     DenseSet<Value> tiledTables;
@@ -320,6 +395,80 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         return Value();
       tiledTables.insert(*t);
       return *t;
+    };
+    // The rows [row0, row0 + rows) of a column table (columnTable) with
+    // only the columns `range` computed, in place in a tensor of the
+    // table's width.
+    auto tileColumns = [&](Value table, const ColumnTable &ct, Value row0,
+                           Value rows, ColumnRange range) -> Value {
+      FailureOr<Value> t = tileTable(rewriter, loc, table, b, h, row0, rows,
+                                     std::nullopt, range);
+      if (failed(t))
+        return Value();
+      auto tiledOp = t->getDefiningOp<DestinationStyleOpInterface>();
+      if (!tiledOp || tiledOp.getNumDpsInits() != 1)
+        return Value();
+      auto tileType = cast<RankedTensorType>(t->getType());
+      auto tableType = cast<RankedTensorType>(table.getType());
+      SmallVector<int64_t> shape(tileType.getShape());
+      int64_t last = tileType.getRank() - 1;
+      shape[last] = tableType.getShape().back();
+      // Built before the tiled op (its init); the rows are the only
+      // dynamic size besides the columns.
+      if (llvm::count_if(tileType.getShape().drop_back(),
+                         ShapedType::isDynamic) != 1 ||
+          !tileType.isDynamicDim(last - 1))
+        return Value();
+      rewriter.setInsertionPoint(tiledOp);
+      SmallVector<Value> dynamic = {rows};
+      // An allocation, not a tensor.empty: a slice of that would fold into
+      // an empty tensor of its own, and the columns become a copy.
+      Value full = bufferization::AllocTensorOp::create(
+          rewriter, loc,
+          RankedTensorType::get(shape, tileType.getElementType()), dynamic);
+      SmallVector<OpFoldResult> offs(tileType.getRank(),
+                                     rewriter.getIndexAttr(0));
+      SmallVector<OpFoldResult> sizes =
+          tensor::getMixedSizes(rewriter, loc, full);
+      SmallVector<OpFoldResult> strides(tileType.getRank(),
+                                        rewriter.getIndexAttr(1));
+      auto columnsOf = [&](Value start, Value size) {
+        offs[last] = start;
+        sizes[last] = size;
+      };
+      // The columns outside the range hold the fill value (nothing reads
+      // them; nothing uninitialized either), the range the tile, whose own
+      // fill comes right before it (rpe-vectorize-contractions then starts
+      // from the value instead of filling). A fill of the whole tensor
+      // would write the range twice.
+      auto fillColumns = [&](Value dest, Value start, Value size) {
+        columnsOf(start, size);
+        Value slice = tensor::ExtractSliceOp::create(rewriter, loc, dest, offs,
+                                                     sizes, strides);
+        Value filled =
+            linalg::FillOp::create(rewriter, loc, ct.fillValue, slice)
+                .getResult(0);
+        return tensor::InsertSliceOp::create(rewriter, loc, filled, dest, offs,
+                                             sizes, strides)
+            .getResult();
+      };
+      Value end = arith::AddIOp::create(rewriter, loc, range.start, range.size);
+      Value width = indexConst(rewriter, loc, shape[last]);
+      full = fillColumns(full, indexConst(rewriter, loc, 0), range.start);
+      full = fillColumns(full, end,
+                         arith::SubIOp::create(rewriter, loc, width, end));
+      columnsOf(range.start, range.size);
+      Value init = tensor::ExtractSliceOp::create(rewriter, loc, tileType, full,
+                                                  offs, sizes, strides);
+      Value filled = linalg::FillOp::create(rewriter, loc, ct.fillValue, init)
+                         .getResult(0);
+      rewriter.modifyOpInPlace(
+          tiledOp, [&] { tiledOp.getDpsInitsMutable()[0].assign(filled); });
+      rewriter.setInsertionPointAfter(tiledOp);
+      full = tensor::InsertSliceOp::create(rewriter, loc, *t, full, offs, sizes,
+                                           strides);
+      tiledTables.insert(full);
+      return full;
     };
     auto giveUp = [&] {
       // Leave the IR as it was.
@@ -370,8 +519,55 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
           rewriter, loc, step, arith::SubIOp::create(rewriter, loc, lq, row0));
       map.map(op.getQ(),
               sliceLeading(rewriter, loc, op.getQ(), {b, h}, row0, rows));
+      // A column table's columns for the block: between the buckets of
+      // its smallest i - j (row0 - (Lk - 1)) and its largest (row0 + rows
+      // - 1), per bucketing.
+      DenseMap<Attribute, ColumnRange> ranges;
+      auto columnRange = [&](Value table) -> std::optional<ColumnTable> {
+        auto it = columnTables.find(table);
+        if (it == columnTables.end())
+          return std::nullopt;
+        std::optional<ColumnTable> ct = it->second;
+        if (ranges.count(ct->bucketing))
+          return ct;
+        Value one = indexConst(rewriter, loc, 1);
+        Value lastKey = arith::MaxSIOp::create(
+            rewriter, loc, arith::SubIOp::create(rewriter, loc, dims.lk, one),
+            zero);
+        Value lastRow = arith::SubIOp::create(
+            rewriter, loc, arith::AddIOp::create(rewriter, loc, row0, rows),
+            one);
+        Value first = ct->bucketing.buildBucket(rewriter, loc, row0, lastKey);
+        Value last = ct->bucketing.buildBucket(rewriter, loc, lastRow, zero);
+        Value lo = arith::MinSIOp::create(rewriter, loc, first, last);
+        Value hi = arith::MaxSIOp::create(rewriter, loc, first, last);
+        // Whole cache lines of columns (kColumnAlign): the projection's
+        // vectors stay aligned and full (with columns [1, 511] of 512,
+        // DeBERTa's at L >= 512, they were all split loads: 2-3 % slower).
+        Value align = indexConst(rewriter, loc, kColumnAlign);
+        lo = arith::SubIOp::create(
+            rewriter, loc, lo,
+            arith::RemUIOp::create(rewriter, loc, lo, align));
+        Value end = arith::MulIOp::create(
+            rewriter, loc,
+            arith::CeilDivUIOp::create(
+                rewriter, loc, arith::AddIOp::create(rewriter, loc, hi, one),
+                align),
+            align);
+        end = arith::MinUIOp::create(
+            rewriter, loc, end,
+            indexConst(
+                rewriter, loc,
+                cast<RankedTensorType>(table.getType()).getShape().back()));
+        Value size = arith::SubIOp::create(rewriter, loc, end, lo);
+        ranges[ct->bucketing] = {lo, size};
+        return ct;
+      };
       for (Value table : blockTables) {
-        Value rowTile = tile(table, row0, rows);
+        std::optional<ColumnTable> ct = columnRange(table);
+        Value rowTile = ct ? tileColumns(table, *ct, row0, rows,
+                                         ranges.lookup(ct->bucketing))
+                           : tile(table, row0, rows);
         if (!rowTile)
           return giveUp();
         map.map(table, rowTile);
@@ -394,7 +590,10 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         Value start = arith::MaxSIOp::create(
             rewriter, loc,
             arith::MinSIOp::create(rewriter, loc, from, lastStart), zero);
-        Value bandTile = tile(table, start, length);
+        std::optional<ColumnTable> ct = columnRange(table);
+        Value bandTile = ct ? tileColumns(table, *ct, start, length,
+                                          ranges.lookup(ct->bucketing))
+                            : tile(table, start, length);
         if (!bandTile)
           return giveUp();
         map.map(table, bandTile);
@@ -551,7 +750,8 @@ struct RPESplitAttentionHeadsPass
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
     populateRPESplitAttentionHeadsPatterns(patterns, minTableColumns,
-                                           parallelHeads, queryBlock, keyBand);
+                                           parallelHeads, queryBlock, keyBand,
+                                           bucketColumns);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // The whole tables are dead once the sizes of their slices no longer
@@ -570,7 +770,8 @@ struct RPESplitAttentionHeadsPass
 
 void mlir::rpe::populateRPESplitAttentionHeadsPatterns(
     RewritePatternSet &patterns, int64_t minTableColumns, bool parallelHeads,
-    int64_t queryBlock, bool keyBand) {
+    int64_t queryBlock, bool keyBand, bool bucketColumns) {
   patterns.add<SplitAttentionHeads>(patterns.getContext(), minTableColumns,
-                                    parallelHeads, queryBlock, keyBand);
+                                    parallelHeads, queryBlock, keyBand,
+                                    bucketColumns);
 }

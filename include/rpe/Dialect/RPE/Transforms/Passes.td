@@ -730,7 +730,14 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     column of the saturated bucket of their side, computed once per head
     (`score_mod` selects between the three). DeBERTa at L = 8192, H = 8:
     4 MiB of c2p and 6 MiB of p2c per block of 2048 rows instead of 256
-    MiB of tables, read right after they are written.
+    MiB of tables, read right after they are written. With query blocks, a
+    table read at the bucket of (i, j) of a Toeplitz bucketing that is
+    monotonic in i - j and saturates (clip, log), and made from a
+    `linalg.fill` (the projections), has only the columns between the
+    buckets of the block's smallest and largest i - j computed
+    (`bucket-columns`), in place in a tensor of the table's width whose
+    other columns get the fill value: DeBERTa's log<256, 512> buckets
+    at L = 256 need 385 of the 512 columns, at L = 128 255.
     Other
     uses of `%b`, `%h` in `score_mod` see the global indices. Attentions
     with a dense `bias` operand, or whose tables are read otherwise, are
@@ -756,9 +763,15 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
            "Toeplitz bucket that saturates are computed per block for the "
            "keys whose buckets its rows tell apart, plus the table's two "
            "saturated columns per head">,
+    Option<"bucketColumns", "bucket-columns", "bool", /*default=*/"true",
+           "With query blocks: tables read at a monotonic Toeplitz bucket "
+           "of (i, j) (clip, log) and made from a fill are computed for "
+           "the columns between the buckets of the block's smallest and "
+           "largest i - j only">,
   ];
   let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
     "::mlir::tensor::TensorDialect",
   ];
 }

@@ -175,11 +175,9 @@ void populateRPENormalizeAttentionPatterns(RewritePatternSet &patterns);
 /// tables into a parallel loop over (batch, head) with the tables' producers
 /// tiled into it, when every table has at least `minTableColumns` (static)
 /// columns.
-void populateRPESplitAttentionHeadsPatterns(RewritePatternSet &patterns,
-                                            int64_t minTableColumns,
-                                            bool parallelHeads,
-                                            int64_t queryBlock,
-                                            bool keyBand = true);
+void populateRPESplitAttentionHeadsPatterns(
+    RewritePatternSet &patterns, int64_t minTableColumns, bool parallelHeads,
+    int64_t queryBlock, bool keyBand = true, bool bucketColumns = true);
 
 /// Patterns of rpe-legalize-math that rewrite math ops convert-math-to-llvm
 /// cannot lower into ones it can (f32 erf/erfc polynomials, isinf,
