@@ -452,3 +452,39 @@ func.func @band_t5(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %pq: tens
   }
   return %0 : tensor<1x2x?x16xf32>
 }
+
+// -----
+
+// bucket-columns widens the range to whole 64-byte lines of the table's
+// element type: 32 columns of f16 (16 of f32 above).
+// CHECK-LABEL: func.func @c2p_f16
+// CHECK: %[[REM:.*]] = arith.remui %{{.*}}, %c32 : index
+// CHECK: arith.subi %{{.*}}, %[[REM]] : index
+// CHECK: arith.ceildivui %{{.*}}, %c32 : index
+// CHECK: bufferization.alloc_tensor(%{{.*}}) : tensor<1x1x?x128xf16>
+
+#hq = affine_map<(b, h, i, d, n) -> (b, h, i, d)>
+#hp = affine_map<(b, h, i, d, n) -> (h, d, n)>
+#ho = affine_map<(b, h, i, d, n) -> (b, h, i, n)>
+func.func @c2p_f16(%q: tensor<1x2x?x16xf16>, %k: tensor<1x2x?x16xf16>, %pk: tensor<2x16x128xf16>) -> tensor<1x2x?x16xf16> {
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f16
+  %l = tensor.dim %q, %c2 : tensor<1x2x?x16xf16>
+  %e = tensor.empty(%l) : tensor<1x2x?x128xf16>
+  %f = linalg.fill ins(%zero : f16) outs(%e : tensor<1x2x?x128xf16>) -> tensor<1x2x?x128xf16>
+  %t = linalg.generic {indexing_maps = [#hq, #hp, #ho], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%q, %pk : tensor<1x2x?x16xf16>, tensor<2x16x128xf16>) outs(%f : tensor<1x2x?x128xf16>) {
+  ^bb0(%a: f16, %b: f16, %c: f16):
+    %m = arith.mulf %a, %b : f16
+    %s = arith.addf %c, %m : f16
+    linalg.yield %s : f16
+  } -> tensor<1x2x?x128xf16>
+  %0 = rpe.attention %q, %k, %k : tensor<1x2x?x16xf16>, tensor<1x2x?x16xf16>, tensor<1x2x?x16xf16> -> tensor<1x2x?x16xf16> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by log<position_buckets = 64, max_relative_positions = 128>
+    %g = tensor.extract %t[%b, %h, %i, %bk] : tensor<1x2x?x128xf16>
+    %gf = arith.extf %g : f16 to f32
+    %r = arith.addf %s, %gf : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<1x2x?x16xf16>
+}

@@ -94,9 +94,9 @@ SetVector<Value> headTables(AttentionOp op) {
 /// full extent beyond; with `row0`, `rows` rows from it in the dimension
 /// after the leading ones; with `column`, that one column of the last
 /// dimension.
-/// bucket-columns computes whole groups of this many columns (64 bytes of
-/// f32).
-constexpr int64_t kColumnAlign = 16;
+/// bucket-columns computes whole cache lines of a table's rows: groups of
+/// this many bytes of columns (16 f32).
+constexpr int64_t kColumnAlignBytes = 64;
 
 /// Columns [start, start + size) of a table's last dimension.
 struct ColumnRange {
@@ -246,7 +246,10 @@ std::optional<ColumnTable> columnTable(AttentionOp op, Value table) {
       return std::nullopt;
     common = bucket.getBucketing();
   }
-  if (!common || !common.isToeplitz())
+  // (b, h, row, bucket): the tile is 1 × 1 × rows × columns.
+  auto type = cast<RankedTensorType>(table.getType());
+  if (!common || !common.isToeplitz() || type.getRank() != 4 ||
+      type.isDynamicDim(3) || !type.getElementType().isIntOrFloat())
     return std::nullopt;
   std::optional<Saturation> s = saturation(common);
   if (!s)
@@ -413,14 +416,11 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       SmallVector<int64_t> shape(tileType.getShape());
       int64_t last = tileType.getRank() - 1;
       shape[last] = tableType.getShape().back();
-      // Built before the tiled op (its init); the rows are the only
-      // dynamic size besides the columns.
-      if (llvm::count_if(tileType.getShape().drop_back(),
-                         ShapedType::isDynamic) != 1 ||
-          !tileType.isDynamicDim(last - 1))
-        return Value();
+      // Built before the tiled op (its init).
       rewriter.setInsertionPoint(tiledOp);
-      SmallVector<Value> dynamic = {rows};
+      SmallVector<Value> dynamic;
+      if (tileType.isDynamicDim(last - 1))
+        dynamic.push_back(rows);
       // An allocation, not a tensor.empty: a slice of that would fold into
       // an empty tensor of its own, and the columns become a copy.
       Value full = bufferization::AllocTensorOp::create(
@@ -541,10 +541,14 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         Value last = ct->bucketing.buildBucket(rewriter, loc, lastRow, zero);
         Value lo = arith::MinSIOp::create(rewriter, loc, first, last);
         Value hi = arith::MaxSIOp::create(rewriter, loc, first, last);
-        // Whole cache lines of columns (kColumnAlign): the projection's
-        // vectors stay aligned and full (with columns [1, 511] of 512,
-        // DeBERTa's at L >= 512, they were all split loads: 2-3 % slower).
-        Value align = indexConst(rewriter, loc, kColumnAlign);
+        // Whole cache lines of columns (kColumnAlignBytes): the
+        // projection's vectors stay aligned and full (with columns [1, 511]
+        // of 512, DeBERTa's at L >= 512, they were all split loads: 2-3 %
+        // slower).
+        auto tableType = cast<RankedTensorType>(table.getType());
+        int64_t bits = tableType.getElementTypeBitWidth();
+        Value align = indexConst(
+            rewriter, loc, std::max<int64_t>(1, kColumnAlignBytes * 8 / bits));
         lo = arith::SubIOp::create(
             rewriter, loc, lo,
             arith::RemUIOp::create(rewriter, loc, lo, align));
@@ -556,9 +560,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
             align);
         end = arith::MinUIOp::create(
             rewriter, loc, end,
-            indexConst(
-                rewriter, loc,
-                cast<RankedTensorType>(table.getType()).getShape().back()));
+            indexConst(rewriter, loc, tableType.getShape().back()));
         Value size = arith::SubIOp::create(rewriter, loc, end, lo);
         ranges[ct->bucketing] = {lo, size};
         return ct;
