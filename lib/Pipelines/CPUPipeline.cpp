@@ -316,6 +316,11 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
                              : (v.vectorWidth >= 16 ? 4 : 2);
     contractions.fma = v.useFMA;
     pm.addPass(createRPEVectorizeContractionsPass(contractions));
+    // Transposes (the gather trick's position tables, in every call):
+    // register blocks instead of one strided scalar per element.
+    RPEVectorizeTransposesPassOptions transposes;
+    transposes.vectorWidth = v.vectorWidth;
+    pm.addPass(createRPEVectorizeTransposesPass(transposes));
   }
   // bufferization.clone (inserted for returned buffers) -> memref.
   pm.addPass(createConvertBufferizationToMemRefPass());

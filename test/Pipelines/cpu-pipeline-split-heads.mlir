@@ -15,6 +15,23 @@
 // RUN: rpe-opt %s -rpe-cpu-pipeline -mlir-print-ir-after=one-shot-bufferize -o /dev/null 2>&1 | FileCheck %s
 // RUN: rpe-opt %s -rpe-cpu-pipeline -mlir-print-ir-after=rpe-vectorize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=COPIES
 // RUN: rpe-opt %s -rpe-cpu-pipeline="split-attention-heads=0" -mlir-print-ir-after=one-shot-bufferize -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSPLIT
+// RUN: rpe-opt %s -rpe-cpu-pipeline="vector-width=16" -mlir-print-ir-after=rpe-vectorize-transposes -o /dev/null 2>&1 | FileCheck %s --check-prefix=TABLES
+
+// The position tables, scaled by 1/sqrt(3D) in the function, are prepared
+// for the projections in one pass each: rpe-fuse-attention runs the
+// scaling inside the transpose to D × NB, and rpe-vectorize-transposes
+// makes that 16 × 16 register blocks (16 row loads, 64 shuffles, the
+// scaling on the 16 columns, 16 stores).
+// TABLES: func.func @deberta_4096(
+// TABLES-COUNT-2: call @__rpe_kernel(%arg{{[34]}}) : (memref<8x512x64xf32>) -> memref<8x64x512xf32>
+// TABLES-NEXT: call @__rpe_attention_heads
+// TABLES: func.func private @__rpe_kernel(
+// TABLES-NOT: linalg.generic
+// TABLES-COUNT-16: vector.load %arg0[{{.*}}] : memref<8x512x64xf32>, vector<16xf32>
+// TABLES-COUNT-64: vector.shuffle
+// TABLES-COUNT-16: arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
+// TABLES-NOT: linalg.generic
+// TABLES: return
 
 // CHECK: IR Dump After OneShotBufferizePass
 // CHECK-NOT: memref<1x8x4096x512xf32>

@@ -49,7 +49,7 @@
 // In its PTX the 16 sums are loaded before the loop over d; in the loop, 4 loads
 // of q (bf16) and 4 of the table per 16 FMAs (was 2 loads per FMA), no
 // store; the stores after it.
-// PTX-LABEL: .entry __rpe_kernel_1_kernel_0(
+// PTX-LABEL: .entry __rpe_kernel_0_kernel_0(
 // PTX-COUNT-16: ld.global.b32
 // PTX-NOT: st.global
 // PTX: $L__[[LOOP:BB[0-9_]+]]:
@@ -69,7 +69,7 @@
 // PTX: .entry
 // rpe-compile's GPU kernel options reach the pass: with 1 × 1 tiles, one
 // sum, stored once after the loop.
-// PTXONE-LABEL: .entry __rpe_kernel_1_kernel_0(
+// PTXONE-LABEL: .entry __rpe_kernel_0_kernel_0(
 // PTXONE: ld.global.b32
 // PTXONE-NOT: ld.global.b32
 // PTXONE: $L__[[LOOP:BB[0-9_]+]]:
@@ -77,7 +77,7 @@
 // PTXONE: @%p{{[0-9]+}} bra $L__[[LOOP]];
 // PTXONE-NEXT: st.global.b32
 // PTXONE-NEXT: $L__
-// PTXFMA-LABEL: .entry __rpe_kernel_1_kernel_0(
+// PTXFMA-LABEL: .entry __rpe_kernel_0_kernel_0(
 // PTXFMA-COUNT-16: ld.global.b32
 // PTXFMA: $L__[[LOOP:BB[0-9_]+]]:
 // PTXFMA-COUNT-16: fma.rn.f32

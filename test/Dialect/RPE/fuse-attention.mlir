@@ -92,6 +92,57 @@ func.func @deberta(%q: tensor<1x2x5x4xf32>, %k: tensor<1x2x7x4xf32>, %pq: tensor
 
 // -----
 
+// A table made by an element-wise op (DeBERTa's scaling, here in bf16 as
+// HF does it) is scaled inside the transpose: the transpose reads the
+// unscaled table and runs the scaling's body (rounding to bf16 included),
+// so the scaled table is never a tensor of its own. The scaling of a
+// table that is not the bias's (%other) is left alone.
+// CHECK-LABEL: func.func @deberta_scaled_table
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x5x4xbf16>, %[[K:.*]]: tensor<1x2x7x4xbf16>, %[[PQ:.*]]: tensor<2x16x4xbf16>, %[[PK:.*]]: tensor<2x16x4xbf16>, %[[S:.*]]: f32)
+// CHECK: %[[OTHER:.*]] = linalg.generic {{.*}} ins(%[[PQ]] : tensor<2x16x4xbf16>) outs(%{{.*}} : tensor<2x16x4xbf16>)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: arith.negf
+// CHECK-NOT: outs(%{{.*}} : tensor<2x16x4xbf16>)
+// CHECK: linalg.generic {{.*}} ins(%[[PK]] : tensor<2x16x4xbf16>) outs(%{{.*}} : tensor<2x4x16xf32>)
+// CHECK-NEXT: ^bb0(%[[X:.*]]: bf16, %{{.*}}: f32):
+// CHECK-NEXT: %[[W:.*]] = arith.extf %[[X]] : bf16 to f32
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[W]], %[[S]] : f32
+// CHECK-NEXT: %[[T:.*]] = arith.truncf %[[M]] : f32 to bf16
+// CHECK-NEXT: %[[E:.*]] = arith.extf %[[T]] : bf16 to f32
+// CHECK-NEXT: linalg.yield %[[E]] : f32
+// CHECK: linalg.generic {{.*}} ins(%[[PQ]] : tensor<2x16x4xbf16>) outs(%{{.*}} : tensor<2x4x16xf32>)
+// CHECK: arith.mulf
+// CHECK-NOT: outs(%{{.*}} : tensor<2x16x4xbf16>)
+// CHECK: rpe.attention
+// CHECK: return %{{.*}}, %[[OTHER]]
+func.func @deberta_scaled_table(%q: tensor<1x2x5x4xbf16>, %k: tensor<1x2x7x4xbf16>, %pq: tensor<2x16x4xbf16>, %pk: tensor<2x16x4xbf16>, %s: f32) -> (tensor<1x2x5x4xbf16>, tensor<2x16x4xbf16>) {
+  %e = tensor.empty() : tensor<2x16x4xbf16>
+  %pks = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pk : tensor<2x16x4xbf16>) outs(%e : tensor<2x16x4xbf16>) {
+  ^bb0(%x: bf16, %o: bf16):
+    %w = arith.extf %x : bf16 to f32
+    %m = arith.mulf %w, %s : f32
+    %t = arith.truncf %m : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x16x4xbf16>
+  %pqs = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pq : tensor<2x16x4xbf16>) outs(%e : tensor<2x16x4xbf16>) {
+  ^bb0(%x: bf16, %o: bf16):
+    %w = arith.extf %x : bf16 to f32
+    %m = arith.mulf %w, %s : f32
+    %t = arith.truncf %m : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<2x16x4xbf16>
+  %other = linalg.generic {indexing_maps = [affine_map<(a, b, c) -> (a, b, c)>, affine_map<(a, b, c) -> (a, b, c)>], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pq : tensor<2x16x4xbf16>) outs(%e : tensor<2x16x4xbf16>) {
+  ^bb0(%x: bf16, %o: bf16):
+    %n = arith.negf %x : bf16
+    linalg.yield %n : bf16
+  } -> tensor<2x16x4xbf16>
+  %d = rpe.disentangled_bias %q, %k, %pqs, %pks by log<position_buckets = 0, max_relative_positions = 8> c2p p2c : tensor<1x2x5x4xbf16>, tensor<1x2x7x4xbf16>, tensor<2x16x4xbf16>, tensor<2x16x4xbf16> -> tensor<1x2x5x7xbf16>
+  %0 = rpe.attention %q, %k, %k bias(%d : tensor<1x2x5x7xbf16>) : tensor<1x2x5x4xbf16>, tensor<1x2x7x4xbf16>, tensor<1x2x7x4xbf16> -> tensor<1x2x5x4xbf16>
+  return %0, %other : tensor<1x2x5x4xbf16>, tensor<2x16x4xbf16>
+}
+
+// -----
+
 // An existing score_mod runs after the fused terms; a dense summand stays as
 // the bias; a one-head table broadcasts (head index 0).
 // CHECK-LABEL: func.func @keep_region_and_dense

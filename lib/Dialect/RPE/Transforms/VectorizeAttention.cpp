@@ -532,7 +532,8 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
                 eb, loc, vecF32, oT, ValueRange{add(eb, e0, cIdx(eb, m)), i0});
             columns.push_back(arith::MulFOp::create(eb, loc, o, inv));
           }
-          SmallVector<Value> blockRows = transpose(eb, columns);
+          SmallVector<Value> blockRows =
+              buildRegisterTranspose(eb, loc, columns);
           Value rest = sub(eb, valueDim, e0);
           // Each row's position is computed where it is stored (see
           // the packing of Qᵀ).
@@ -854,7 +855,8 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
             blockRows.push_back(
                 arith::SelectOp::create(db, loc, inTile, x, zeroVec));
           }
-          SmallVector<Value> columns = transpose(db, blockRows);
+          SmallVector<Value> columns =
+              buildRegisterTranspose(db, loc, blockRows);
           for (int64_t m = 0; m < w; ++m)
             vector::StoreOp::create(db, loc, columns[m], qT,
                                     ValueRange{add(db, d0, cIdx(db, m)), i0});

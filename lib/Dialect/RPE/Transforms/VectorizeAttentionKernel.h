@@ -15,6 +15,7 @@
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
 #include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
 #include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
+#include "rpe/Dialect/RPE/Utils/VectorBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -311,9 +312,6 @@ private:
   /// Fills the scratch buffers for keys [k0, k0 + keys), keys a multiple
   /// of W.
   void buildRowReads(OpBuilder &b, int64_t numChunks, Value k0, Value keys);
-  /// The transpose of W vectors of W lanes (log2 W rounds of two-input
-  /// shuffles).
-  SmallVector<Value> transpose(OpBuilder &b, ArrayRef<Value> rows);
 
   // ---- the kernel ----------------------------------------------------------
   void buildTile(OpBuilder &b, int64_t numChunks);

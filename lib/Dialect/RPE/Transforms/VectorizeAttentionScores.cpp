@@ -191,29 +191,6 @@ Value KernelBuilder::uniformScalar(OpBuilder &b, Value v) {
   return b.clone(*v.getDefiningOp())->getResult(0);
 }
 
-SmallVector<Value> KernelBuilder::transpose(OpBuilder &b,
-                                            ArrayRef<Value> rowsIn) {
-  int64_t w = static_cast<int64_t>(rowsIn.size());
-  SmallVector<Value> rows(rowsIn);
-  // Round s swaps, in every 2s × 2s block, the upper right and lower left
-  // s × s blocks.
-  for (int64_t s = w / 2; s >= 1; s /= 2) {
-    SmallVector<int64_t> upper, lower;
-    for (int64_t c = 0; c < w; ++c) {
-      upper.push_back((c & s) == 0 ? c : w + c - s);
-      lower.push_back((c & s) == 0 ? c + s : w + c);
-    }
-    for (int64_t r = 0; r < w; ++r) {
-      if (r & s)
-        continue;
-      Value x = rows[r], y = rows[r + s];
-      rows[r] = vector::ShuffleOp::create(b, loc, x, y, upper);
-      rows[r + s] = vector::ShuffleOp::create(b, loc, x, y, lower);
-    }
-  }
-  return rows;
-}
-
 void KernelBuilder::buildRowReads(OpBuilder &b, int64_t numChunks, Value k0,
                                   Value keys) {
   int64_t w = opts.vectorWidth;
@@ -255,7 +232,8 @@ void KernelBuilder::buildRowReads(OpBuilder &b, int64_t numChunks, Value k0,
                      prefetchAround(cb, table, at, buckets,
                                     opts.rowReadPrefetch * w);
                  }
-                 SmallVector<Value> columns = transpose(cb, rows);
+                 SmallVector<Value> columns =
+                     buildRegisterTranspose(cb, loc, rows);
                  for (int64_t m = 0; m < w; ++m)
                    vector::StoreOp::create(
                        cb, loc, columns[m], r.scratch,

@@ -446,6 +446,41 @@ def RPEVectorizeContractionsPass : Pass<"rpe-vectorize-contractions"> {
   ];
 }
 
+def RPEVectorizeTransposesPass : Pass<"rpe-vectorize-transposes"> {
+  let summary = "Register-block transposes for element-wise linalg ops on "
+                "buffers whose input and output run along different "
+                "dimensions";
+  let description = [{
+    Rewrites a linalg op on buffers with one input and one output, only
+    parallel loops, an identity output map and a permutation as input map
+    under which the input's last (unit-stride) dimension is not the
+    output's — `out[.., c, .., a] = f(in[.., a, .., c])` as a
+    `linalg.transpose` or a generic whose body is element-wise in the input
+    (`arith` / `math` ops that are pure and speculatable, values from
+    outside, not the output's value) — into loops over W × W blocks of
+    (a, c): W vector loads along c, a transpose in registers (log2 W rounds
+    of W two-input shuffles), the body on vectors, W vector stores along a.
+    W is `vector-width` (f32 lanes; for 64-bit elements, half as many). The
+    blocks at the ends of a and c that do not fill W run masked: rows past
+    the end read the last row and are not stored, lanes past the end are
+    neither read nor stored. `convert-linalg-to-loops` would instead read
+    or write one strided scalar per element (the CPU pipeline's position
+    tables for the gather trick are transposed in every call).
+  }];
+  let options = [
+    Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
+           "f32 lanes per vector (16: AVX-512, 8: AVX2), a power of two ≥ 2">,
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect",
+  ];
+  let statistics = [
+    Statistic<"numVectorized", "num-vectorized",
+              "Number of transposes lowered to register blocks">,
+  ];
+}
+
 def RPETileAttentionPass : Pass<"rpe-tile-attention"> {
   let summary = "Tile rpe.attention into a FlashAttention-2 kernel on tensors";
   let description = [{

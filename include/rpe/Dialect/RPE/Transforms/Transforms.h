@@ -281,6 +281,12 @@ struct VectorizeContractionsOptions {
 void populateRPEVectorizeContractionsPatterns(
     RewritePatternSet &patterns, const VectorizeContractionsOptions &options);
 
+/// Rewrites element-wise linalg ops on buffers whose input's unit-stride
+/// dimension is not the output's into loops over W × W register-block
+/// transposes, W = `vectorWidth` f32 lanes (rpe-vectorize-transposes).
+void populateRPEVectorizeTransposesPatterns(RewritePatternSet &patterns,
+                                            int64_t vectorWidth);
+
 /// Erases unused `linalg.generic`s whose bodies are free of memory effects
 /// but for `cf.assert` (a front end's bounds checks of a gather nobody reads).
 void populateRPEEraseUnusedChecksPatterns(RewritePatternSet &patterns);
