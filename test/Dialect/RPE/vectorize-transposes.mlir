@@ -1,9 +1,11 @@
 // RUN: rpe-opt %s -rpe-vectorize-transposes=vector-width=4 -split-input-file | FileCheck %s
 // RUN: not rpe-opt %s -rpe-vectorize-transposes=vector-width=12 2>&1 | FileCheck %s --check-prefix=BADW --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -rpe-vectorize-transposes=vector-width=1 2>&1 | FileCheck %s --check-prefix=BADW1 --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -rpe-vectorize-transposes=vector-width=128 2>&1 | FileCheck %s --check-prefix=BADW128 --implicit-check-not="current operation"
 
-// BADW: error: rpe-vectorize-transposes: vector-width must be a power of two >= 2, got 12
-// BADW1: error: rpe-vectorize-transposes: vector-width must be a power of two >= 2, got 1
+// BADW: error: rpe-vectorize-transposes: vector-width must be a power of two in 2..64, got 12
+// BADW1: error: rpe-vectorize-transposes: vector-width must be a power of two in 2..64, got 1
+// BADW128: error: rpe-vectorize-transposes: vector-width must be a power of two in 2..64, got 128
 
 // Static sizes that fill whole 4 × 4 blocks: per block, 4 row loads along
 // the input's unit-stride dimension, 2 rounds of 4 shuffles, 4 stores along

@@ -304,9 +304,10 @@ struct RPEVectorizeTransposesPass
 
   LogicalResult checkOptions(
       function_ref<LogicalResult(const Twine &)> error) const override {
-    if (vectorWidth < 2 || !llvm::isPowerOf2_64(vectorWidth))
+    if (vectorWidth < 2 || vectorWidth > 64 ||
+        !llvm::isPowerOf2_64(vectorWidth))
       return error("rpe-vectorize-transposes: vector-width must be a power of "
-                   "two >= 2, got " +
+                   "two in 2..64, got " +
                    Twine(static_cast<int64_t>(vectorWidth)));
     return success();
   }

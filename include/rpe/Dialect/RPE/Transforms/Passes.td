@@ -469,7 +469,8 @@ def RPEVectorizeTransposesPass : Pass<"rpe-vectorize-transposes"> {
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
-           "f32 lanes per vector (16: AVX-512, 8: AVX2), a power of two ≥ 2">,
+           "f32 lanes per vector (16: AVX-512, 8: AVX2), a power of two "
+           "in 2..64">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
