@@ -1,12 +1,15 @@
-// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads | FileCheck %s
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="bucket-column-rows=0" | FileCheck %s
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads | FileCheck %s --check-prefix=GROUPS
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="parallel-heads=1" | FileCheck %s --check-prefix=PAR
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=0" | FileCheck %s --check-prefix=NOBLOCK
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="min-table-columns=8" | FileCheck %s --check-prefix=NARROW
-// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="key-band=0" | FileCheck %s --check-prefix=NOBAND
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="key-band=0 bucket-column-rows=0" | FileCheck %s --check-prefix=NOBAND
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="bucket-columns=0" | FileCheck %s --check-prefix=NOCOLS
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=-1" 2>&1 | FileCheck %s --check-prefix=BADBLOCK --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="bucket-column-rows=-2" 2>&1 | FileCheck %s --check-prefix=BADROWS --implicit-check-not="current operation"
 
 // BADBLOCK: error: rpe-split-attention-heads: query-block must not be negative, got -1
+// BADROWS: error: rpe-split-attention-heads: bucket-column-rows must not be negative, got -2
 
 // A DeBERTa-style c2p table (q·pos_kᵀ, B×H×L×NB, read at the query
 // position): by default one (batch, head) after another (scf.for: the
@@ -27,24 +30,25 @@
 // CHECK: %[[BLOCKS:.*]] = scf.for %[[R0:.*]] = %{{.*}} to %{{.*}} step %c2048 iter_args(%[[ACC2:.*]] = %[[ACC]])
 // CHECK: %[[ROWS:.*]] = arith.minsi %{{.*}}, %c2048
 // CHECK: %[[Q:.*]] = tensor.extract_slice %arg0[%[[B]], %[[H]], %[[R0]], 0] [1, 1, %[[ROWS]], 16]
-// Only the table's columns between the buckets of the block's smallest
+// With bucket-column-rows=0 (the CHECK lines), only the table's columns
+// between the buckets of the block's smallest
 // i - j (row0 - (Lk - 1)) and largest (row0 + rows - 1), widened to whole
 // groups of 16 columns, [LO, END), are computed (bucket-columns), in
 // place in a tensor of the table's 128 columns (an allocation: a slice of
 // a tensor.empty would become an empty tensor of its own); the columns
 // outside get the producer's fill value, and the range's own fill comes
 // right before the projection (rpe-vectorize-contractions folds it).
+// CHECK: %[[E:.*]] = bufferization.alloc_tensor(%[[ROWS]]) : tensor<1x1x?x128xf32>
 // CHECK: %[[BMIN:.*]] = arith.minsi %[[FIRST:[0-9]+]], %[[LAST:[0-9]+]] : index
 // CHECK: %[[BMAX:.*]] = arith.maxsi %[[FIRST]], %[[LAST]] : index
 // CHECK: %[[REM:.*]] = arith.remui %[[BMIN]], %c16 : index
 // CHECK: %[[LO:.*]] = arith.subi %[[BMIN]], %[[REM]] : index
 // CHECK: %[[PAST:.*]] = arith.addi %[[BMAX]], %c1 : index
-// CHECK: %[[GROUPS:.*]] = arith.ceildivui %[[PAST]], %c16 : index
-// CHECK: %[[UP:.*]] = arith.muli %[[GROUPS]], %c16 : index
+// CHECK: %[[NGRP:.*]] = arith.ceildivui %[[PAST]], %c16 : index
+// CHECK: %[[UP:.*]] = arith.muli %[[NGRP]], %c16 : index
 // CHECK: %[[END:.*]] = arith.minui %[[UP]], %c128 : index
 // CHECK: %[[N:.*]] = arith.subi %[[END]], %[[LO]] : index
 // CHECK: tensor.extract_slice %arg2[%[[H]], 0, %[[LO]]] [1, 16, %[[N]]]
-// CHECK: %[[E:.*]] = bufferization.alloc_tensor(%[[ROWS]]) : tensor<1x1x?x128xf32>
 // CHECK: %[[E1:.*]] = tensor.insert_slice %{{.*}} into %[[E]][0, 0, 0, %c0] [1, 1, %{{.*}}, %[[LO]]]
 // CHECK: %[[E2:.*]] = tensor.insert_slice %{{.*}} into %[[E1]][0, 0, 0, %[[END]]]
 // CHECK: %[[INIT:.*]] = tensor.extract_slice %[[E2]][0, 0, 0, %[[LO]]] [1, 1, %{{.*}}, %[[N]]]
@@ -58,6 +62,41 @@
 // CHECK: %[[BK:.*]] = rpe.bucket %[[I]], %[[J]]
 // CHECK: tensor.extract %[[T]][%[[BA]], %[[HA]], %[[IL]], %[[BK]]] : tensor<1x1x?x128xf32>
 // CHECK: tensor.extract %arg4[%[[HG]]] : tensor<4xf32>
+// By default (bucket-column-rows=24) the range is that of each group of 24
+// rows, [r, r + n) with r = row0 + s: the groups run in an scf.forall
+// (one parallel region for the table), each writes its rows' slice of the
+// tensor piece by piece (the columns before the range, after it, the
+// range) and inserts it whole.
+// GROUPS-LABEL: func.func @c2p
+// GROUPS: scf.for %[[R0:.*]] = %{{.*}} to %{{.*}} step %c2048
+// GROUPS: %[[ROWS:.*]] = arith.minsi %{{.*}}, %c2048
+// GROUPS: %[[E:.*]] = bufferization.alloc_tensor(%[[ROWS]]) : tensor<1x1x?x128xf32>
+// GROUPS: %[[T:.*]] = scf.forall (%[[S:.*]]) = (0) to (%[[ROWS]]) step (24) shared_outs(%[[SH:.*]] = %[[E]]) -> (tensor<1x1x?x128xf32>) {
+// GROUPS: %[[LEFT:.*]] = arith.subi %[[ROWS]], %[[S]] : index
+// GROUPS: %[[N:.*]] = arith.minsi %[[LEFT]], %c24 : index
+// GROUPS: %[[R:.*]] = arith.addi %[[R0]], %[[S]] : index
+// GROUPS: %[[G:.*]] = tensor.extract_slice %[[SH]][0, 0, %[[S]], 0] [1, 1, %[[N]], 128]
+// GROUPS: %[[PAST:.*]] = arith.addi %[[R]], %[[N]] : index
+// GROUPS: %[[RLAST:.*]] = arith.subi %[[PAST]], %c1 : index
+// The bucket of (r, Lk - 1) and of (r + n - 1, 0):
+// GROUPS: arith.subi %[[R]], %{{.*}} : index
+// GROUPS: arith.cmpi slt, %[[RLAST]], %c0 : index
+// GROUPS: %[[GREM:.*]] = arith.remui %{{.*}}, %c16 : index
+// GROUPS: %[[LO:.*]] = arith.subi %{{.*}}, %[[GREM]] : index
+// GROUPS: arith.ceildivui
+// GROUPS: %[[CN:.*]] = arith.subi %{{.*}}, %[[LO]] : index
+// GROUPS: tensor.extract_slice %arg0[%{{.*}}, %{{.*}}, %[[R]], 0] [1, 1, %[[N]], 16]
+// GROUPS: tensor.extract_slice %arg2[%{{.*}}, 0, %[[LO]]] [1, 16, %[[CN]]]
+// GROUPS: %[[G1:.*]] = tensor.insert_slice %{{.*}} into %[[G]][0, 0, 0, %c0] [1, 1, %[[N]], %[[LO]]]
+// GROUPS: %[[G2:.*]] = tensor.insert_slice %{{.*}} into %[[G1]]
+// GROUPS: %[[INIT:.*]] = tensor.extract_slice %[[G2]][0, 0, 0, %[[LO]]] [1, 1, %[[N]], %[[CN]]]
+// GROUPS-NEXT: %[[F:.*]] = linalg.fill ins(%{{.*}}) outs(%[[INIT]] : tensor<1x1x?x?xf32>)
+// GROUPS-NEXT: %[[TT:.*]] = linalg.generic {{.*}} outs(%[[F]] : tensor<1x1x?x?xf32>)
+// GROUPS: %[[G3:.*]] = tensor.insert_slice %[[TT]] into %[[G2]][0, 0, 0, %[[LO]]] [1, 1, %[[N]], %[[CN]]]
+// GROUPS: scf.forall.in_parallel {
+// GROUPS-NEXT: tensor.parallel_insert_slice %[[G3]] into %[[SH]][0, 0, %[[S]], 0] [1, 1, %[[N]], 128]
+// GROUPS: rpe.attention
+// GROUPS: tensor.extract %[[T]][%{{.*}}] : tensor<1x1x?x128xf32>
 // CHECK: %[[INS:.*]] = tensor.insert_slice %[[O]] into %[[ACC2]][%[[B]], %[[H]], %[[R0]], 0] [1, 1, %{{.*}}, 16]
 // CHECK-NEXT: scf.yield %[[INS]]
 // CHECK: scf.yield %[[BLOCKS]]
@@ -269,8 +308,9 @@ func.func @dense_bias(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>, %bias: t
 // CHECK: tensor.extract_slice %arg3[%{{.*}}, 0, 0] [1, 16, 1]
 // CHECK: %[[AFTER:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x?x1xf32>)
 // CHECK: scf.for %[[R0:[a-z0-9_]+]] =
-// Both tables only for the columns between the buckets of the block's
-// distances (bucket-columns; the same for c2p and p2c).
+// Both tables only for the columns between the buckets of the distances
+// their rows see (bucket-columns): c2p's of the block's rows against every
+// key, p2c's of the block's rows against the band's keys.
 // CHECK: %[[REM:.*]] = arith.remui %{{.*}}, %c16 : index
 // CHECK: %[[LO:.*]] = arith.subi %{{.*}}, %[[REM]] : index
 // CHECK: %[[C2PT:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x1x?x16xf32>, tensor<1x16x?xf32>)
@@ -280,10 +320,17 @@ func.func @dense_bias(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>, %bias: t
 // CHECK: %[[LAST:.*]] = arith.subi %[[LK]], %[[LEN]] : index
 // CHECK: %[[S0:.*]] = arith.minsi %[[FROM]], %[[LAST]] : index
 // CHECK: %[[START:.*]] = arith.maxsi %[[S0]], %c0 : index
+// The band's keys [start, start + len): the smallest distance is row0 -
+// (start + len - 1), the largest row0 + rows - 1 - start.
+// CHECK: %[[BANDPAST:.*]] = arith.addi %[[START]], %[[LEN]] : index
+// CHECK: %[[BANDLAST:.*]] = arith.subi %[[BANDPAST]], %c1 : index
+// CHECK: arith.subi %[[R0]], %[[BANDLAST]] : index
+// CHECK: %[[REM2:.*]] = arith.remui %{{.*}}, %c16 : index
+// CHECK: %[[LO2:.*]] = arith.subi %{{.*}}, %[[REM2]] : index
 // CHECK: tensor.extract_slice %arg1[0, %{{.*}}, %[[START]], 0] [1, 1, %[[LEN]], 16]
-// CHECK: tensor.extract_slice %arg3[%{{.*}}, 0, %[[LO]]]
+// CHECK: tensor.extract_slice %arg3[%{{.*}}, 0, %[[LO2]]]
 // CHECK: %[[BANDT:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<1x1x?x?xf32>)
-// CHECK: %[[BAND:.*]] = tensor.insert_slice %[[BANDT]] into %{{.*}}[0, 0, 0, %[[LO]]]
+// CHECK: %[[BAND:.*]] = tensor.insert_slice %[[BANDT]] into %{{.*}}[0, 0, 0, %[[LO2]]]
 // CHECK: rpe.attention {{.*}} q_offset(%[[R0]])
 // CHECK: ^bb0(%{{.*}}: f32, %[[BA:.*]]: index, %[[HA:.*]]: index, %[[I:.*]]: index, %[[J:.*]]: index):
 // CHECK: %[[IL:.*]] = arith.subi %[[I]], %[[R0]]
@@ -299,6 +346,24 @@ func.func @dense_bias(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>, %bias: t
 // CHECK: %[[P:.*]] = tensor.extract %[[BAND]][%[[BA]], %[[HA]], %[[ROW]], %[[BK]]]
 // CHECK: %[[P2C:.*]] = arith.select %[[IN]], %[[P]], %[[EDGE]] : f32
 // CHECK: arith.addf %{{.*}}, %[[P2C]] : f32
+// By default both tables per group of 24 rows: c2p's of query rows, p2c's
+// of the band's keys [k, k + n), k = start + s, whose smallest distance is
+// row0 - (k + n - 1).
+// GROUPS-LABEL: func.func @c2p_p2c
+// GROUPS: scf.for
+// GROUPS: scf.for %[[R0:[a-z0-9_]+]] =
+// GROUPS: scf.forall (%{{.*}}) = (0) to (%{{.*}}) step (24)
+// GROUPS: tensor.parallel_insert_slice
+// GROUPS: %[[LEN:.*]] = arith.minsi %{{.*}}, %c2302 : index
+// GROUPS: %[[START:.*]] = arith.maxsi %{{.*}}, %c0 : index
+// GROUPS: scf.forall (%[[S:.*]]) = (0) to (%[[LEN]]) step (24)
+// GROUPS: %[[N:.*]] = arith.minsi %{{.*}}, %c24 : index
+// GROUPS: %[[K:.*]] = arith.addi %[[START]], %[[S]] : index
+// GROUPS: %[[KPAST:.*]] = arith.addi %[[K]], %[[N]] : index
+// GROUPS: %[[KLAST:.*]] = arith.subi %[[KPAST]], %c1 : index
+// GROUPS: arith.subi %[[R0]], %[[KLAST]] : index
+// GROUPS: tensor.extract_slice %arg1[0, %{{.*}}, %[[K]], 0] [1, 1, %[[N]], 16]
+// GROUPS: tensor.parallel_insert_slice
 // key-band=0: p2c whole per head, before the loop over query blocks (every
 // column: bucket-columns is for tables computed per block).
 // NOBAND-LABEL: func.func @c2p_p2c
@@ -458,10 +523,10 @@ func.func @band_t5(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %pq: tens
 // bucket-columns widens the range to whole 64-byte lines of the table's
 // element type: 32 columns of f16 (16 of f32 above).
 // CHECK-LABEL: func.func @c2p_f16
+// CHECK: bufferization.alloc_tensor(%{{.*}}) : tensor<1x1x?x128xf16>
 // CHECK: %[[REM:.*]] = arith.remui %{{.*}}, %c32 : index
 // CHECK: arith.subi %{{.*}}, %[[REM]] : index
 // CHECK: arith.ceildivui %{{.*}}, %c32 : index
-// CHECK: bufferization.alloc_tensor(%{{.*}}) : tensor<1x1x?x128xf16>
 
 #hq = affine_map<(b, h, i, d, n) -> (b, h, i, d)>
 #hp = affine_map<(b, h, i, d, n) -> (h, d, n)>

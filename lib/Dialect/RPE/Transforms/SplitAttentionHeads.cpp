@@ -300,15 +300,16 @@ FailureOr<Value> tileTable(RewriterBase &rewriter, Location loc, Value table,
 struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
   SplitAttentionHeads(MLIRContext *ctx, int64_t minTableColumns,
                       bool parallelHeads, int64_t queryBlock, bool keyBand,
-                      bool bucketColumns)
+                      bool bucketColumns, int64_t bucketColumnRows)
       : OpRewritePattern(ctx), minTableColumns(minTableColumns),
         parallelHeads(parallelHeads), queryBlock(queryBlock), keyBand(keyBand),
-        bucketColumns(bucketColumns) {}
+        bucketColumns(bucketColumns), bucketColumnRows(bucketColumnRows) {}
   int64_t minTableColumns;
   bool parallelHeads;
   int64_t queryBlock;
   bool keyBand;
   bool bucketColumns;
+  int64_t bucketColumnRows;
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -399,75 +400,135 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       tiledTables.insert(*t);
       return *t;
     };
-    // The rows [row0, row0 + rows) of a column table (columnTable) with
-    // only the columns `range` computed, in place in a tensor of the
-    // table's width.
+    // The rows [row0, row0 + rows) of a column table (columnTable) in a
+    // tensor of the table's width: per group of `bucketColumnRows` rows
+    // (all rows at 0), only the columns `rangeOf(first row, rows)` are
+    // computed, in place; the other columns hold the fill value (nothing
+    // reads them; nothing uninitialized either).
+    using RangeFn = function_ref<ColumnRange(Value, Value)>;
     auto tileColumns = [&](Value table, const ColumnTable &ct, Value row0,
-                           Value rows, ColumnRange range) -> Value {
-      FailureOr<Value> t = tileTable(rewriter, loc, table, b, h, row0, rows,
-                                     std::nullopt, range);
-      if (failed(t))
-        return Value();
-      auto tiledOp = t->getDefiningOp<DestinationStyleOpInterface>();
-      if (!tiledOp || tiledOp.getNumDpsInits() != 1)
-        return Value();
-      auto tileType = cast<RankedTensorType>(t->getType());
+                           Value rows, RangeFn rangeOf) -> Value {
       auto tableType = cast<RankedTensorType>(table.getType());
-      SmallVector<int64_t> shape(tileType.getShape());
-      int64_t last = tileType.getRank() - 1;
-      shape[last] = tableType.getShape().back();
-      // Built before the tiled op (its init).
-      rewriter.setInsertionPoint(tiledOp);
+      int64_t rank = tableType.getRank();
+      int64_t width = tableType.getShape().back();
+      SmallVector<int64_t> shape(rank, 1);
+      std::optional<int64_t> staticRows = getConstantIntValue(rows);
+      shape[rank - 2] = staticRows ? *staticRows : ShapedType::kDynamic;
+      shape[rank - 1] = width;
       SmallVector<Value> dynamic;
-      if (tileType.isDynamicDim(last - 1))
+      if (!staticRows)
         dynamic.push_back(rows);
       // An allocation, not a tensor.empty: a slice of that would fold into
       // an empty tensor of its own, and the columns become a copy.
       Value full = bufferization::AllocTensorOp::create(
           rewriter, loc,
-          RankedTensorType::get(shape, tileType.getElementType()), dynamic);
-      SmallVector<OpFoldResult> offs(tileType.getRank(),
-                                     rewriter.getIndexAttr(0));
-      SmallVector<OpFoldResult> sizes =
-          tensor::getMixedSizes(rewriter, loc, full);
-      SmallVector<OpFoldResult> strides(tileType.getRank(),
-                                        rewriter.getIndexAttr(1));
-      auto columnsOf = [&](Value start, Value size) {
-        offs[last] = start;
-        sizes[last] = size;
+          RankedTensorType::get(shape, tableType.getElementType()), dynamic);
+      // Rows [r, r + n) of the table, rows [s, s + n) of `dest`: each
+      // piece (the columns before the range, after it, the range) is
+      // written into dest by `insert`, which returns the tensor the next
+      // piece is read from.
+      using InsertFn = function_ref<Value(Value, Value, ArrayRef<OpFoldResult>,
+                                          ArrayRef<OpFoldResult>)>;
+      auto computeRows = [&](Value dest, Value r, OpFoldResult s, Value n,
+                             ColumnRange range, InsertFn insert) -> Value {
+        FailureOr<Value> t =
+            tileTable(rewriter, loc, table, b, h, r, n, std::nullopt, range);
+        if (failed(t))
+          return Value();
+        auto tiledOp = t->getDefiningOp<DestinationStyleOpInterface>();
+        if (!tiledOp || tiledOp.getNumDpsInits() != 1)
+          return Value();
+        auto tileType = cast<RankedTensorType>(t->getType());
+        // Built before the tiled op (its init).
+        rewriter.setInsertionPoint(tiledOp);
+        SmallVector<OpFoldResult> offs(rank, rewriter.getIndexAttr(0));
+        SmallVector<OpFoldResult> sizes(rank, rewriter.getIndexAttr(1));
+        SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+        offs[rank - 2] = s;
+        sizes[rank - 2] = n;
+        auto columnsOf = [&](Value start, Value size) {
+          offs[rank - 1] = start;
+          sizes[rank - 1] = size;
+        };
+        // The range's own fill comes right before the tile
+        // (rpe-vectorize-contractions then starts from the value instead
+        // of filling); a fill of all the columns would write the range
+        // twice.
+        auto fillColumns = [&](Value into, Value start, Value size) {
+          columnsOf(start, size);
+          Value slice = tensor::ExtractSliceOp::create(rewriter, loc, into,
+                                                       offs, sizes, strides);
+          Value filled =
+              linalg::FillOp::create(rewriter, loc, ct.fillValue, slice)
+                  .getResult(0);
+          return insert(filled, into, offs, sizes);
+        };
+        Value end =
+            arith::AddIOp::create(rewriter, loc, range.start, range.size);
+        Value widthValue = indexConst(rewriter, loc, width);
+        dest = fillColumns(dest, indexConst(rewriter, loc, 0), range.start);
+        dest = fillColumns(
+            dest, end, arith::SubIOp::create(rewriter, loc, widthValue, end));
+        columnsOf(range.start, range.size);
+        Value init = tensor::ExtractSliceOp::create(rewriter, loc, tileType,
+                                                    dest, offs, sizes, strides);
+        Value filled = linalg::FillOp::create(rewriter, loc, ct.fillValue, init)
+                           .getResult(0);
+        rewriter.modifyOpInPlace(
+            tiledOp, [&] { tiledOp.getDpsInitsMutable()[0].assign(filled); });
+        rewriter.setInsertionPointAfter(tiledOp);
+        return insert(*t, dest, offs, sizes);
       };
-      // The columns outside the range hold the fill value (nothing reads
-      // them; nothing uninitialized either), the range the tile, whose own
-      // fill comes right before it (rpe-vectorize-contractions then starts
-      // from the value instead of filling). A fill of the whole tensor
-      // would write the range twice.
-      auto fillColumns = [&](Value dest, Value start, Value size) {
-        columnsOf(start, size);
-        Value slice = tensor::ExtractSliceOp::create(rewriter, loc, dest, offs,
-                                                     sizes, strides);
-        Value filled =
-            linalg::FillOp::create(rewriter, loc, ct.fillValue, slice)
-                .getResult(0);
-        return tensor::InsertSliceOp::create(rewriter, loc, filled, dest, offs,
-                                             sizes, strides)
-            .getResult();
+      Value zero = indexConst(rewriter, loc, 0);
+      auto unitStrides = [&](size_t n) {
+        return SmallVector<OpFoldResult>(n, rewriter.getIndexAttr(1));
       };
-      Value end = arith::AddIOp::create(rewriter, loc, range.start, range.size);
-      Value width = indexConst(rewriter, loc, shape[last]);
-      full = fillColumns(full, indexConst(rewriter, loc, 0), range.start);
-      full = fillColumns(full, end,
-                         arith::SubIOp::create(rewriter, loc, width, end));
-      columnsOf(range.start, range.size);
-      Value init = tensor::ExtractSliceOp::create(rewriter, loc, tileType, full,
-                                                  offs, sizes, strides);
-      Value filled = linalg::FillOp::create(rewriter, loc, ct.fillValue, init)
-                         .getResult(0);
-      rewriter.modifyOpInPlace(
-          tiledOp, [&] { tiledOp.getDpsInitsMutable()[0].assign(filled); });
-      rewriter.setInsertionPointAfter(tiledOp);
-      full = tensor::InsertSliceOp::create(rewriter, loc, *t, full, offs, sizes,
-                                           strides);
-      tiledTables.insert(full);
+      auto insertSlice = [&](Value source, Value dest,
+                             ArrayRef<OpFoldResult> offs,
+                             ArrayRef<OpFoldResult> sizes) -> Value {
+        return tensor::InsertSliceOp::create(rewriter, loc, source, dest, offs,
+                                             sizes, unitStrides(offs.size()));
+      };
+      if (bucketColumnRows <= 0) {
+        full = computeRows(full, row0, rewriter.getIndexAttr(0), rows,
+                           rangeOf(row0, rows), insertSlice);
+      } else {
+        // The groups in parallel: one parallel region per table and block
+        // (not three per group). Each group's rows are one slice, written
+        // piece by piece in place and inserted whole (pieces inserted one
+        // by one into the shared tensor would need their disjointness
+        // proven, else bufferization copies them).
+        OpFoldResult step = rewriter.getIndexAttr(bucketColumnRows);
+        auto groups = scf::ForallOp::create(
+            rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
+            ArrayRef<OpFoldResult>{rows}, ArrayRef<OpFoldResult>{step},
+            ValueRange{full}, std::nullopt);
+        OpBuilder::InsertionGuard groupGuard(rewriter);
+        rewriter.setInsertionPointToStart(groups.getBody());
+        Value s = groups.getInductionVar(0);
+        Value n = arith::MinSIOp::create(
+            rewriter, loc, indexConst(rewriter, loc, bucketColumnRows),
+            arith::SubIOp::create(rewriter, loc, rows, s));
+        Value r = arith::AddIOp::create(rewriter, loc, row0, s);
+        SmallVector<OpFoldResult> offs(rank, rewriter.getIndexAttr(0));
+        SmallVector<OpFoldResult> sizes(rank, rewriter.getIndexAttr(1));
+        offs[rank - 2] = s;
+        sizes[rank - 2] = n;
+        sizes[rank - 1] = rewriter.getIndexAttr(width);
+        Value shared = groups.getRegionIterArgs().front();
+        Value group = tensor::ExtractSliceOp::create(
+            rewriter, loc, shared, offs, sizes, unitStrides(rank));
+        Value written = computeRows(group, r, rewriter.getIndexAttr(0), n,
+                                    rangeOf(r, n), insertSlice);
+        if (!written)
+          return Value();
+        rewriter.setInsertionPointToEnd(groups.getTerminator().getBody());
+        tensor::ParallelInsertSliceOp::create(rewriter, loc, written, shared,
+                                              offs, sizes, unitStrides(rank));
+        full = groups.getResult(0);
+      }
+      if (full)
+        tiledTables.insert(full);
       return full;
     };
     auto giveUp = [&] {
@@ -519,26 +580,21 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
           rewriter, loc, step, arith::SubIOp::create(rewriter, loc, lq, row0));
       map.map(op.getQ(),
               sliceLeading(rewriter, loc, op.getQ(), {b, h}, row0, rows));
-      // A column table's columns for the block: between the buckets of
-      // its smallest i - j (row0 - (Lk - 1)) and its largest (row0 + rows
-      // - 1), per bucketing.
-      DenseMap<Attribute, ColumnRange> ranges;
-      auto columnRange = [&](Value table) -> std::optional<ColumnTable> {
-        auto it = columnTables.find(table);
-        if (it == columnTables.end())
-          return std::nullopt;
-        std::optional<ColumnTable> ct = it->second;
-        if (ranges.count(ct->bucketing))
-          return ct;
-        Value one = indexConst(rewriter, loc, 1);
-        Value lastKey = arith::MaxSIOp::create(
-            rewriter, loc, arith::SubIOp::create(rewriter, loc, dims.lk, one),
-            zero);
-        Value lastRow = arith::SubIOp::create(
-            rewriter, loc, arith::AddIOp::create(rewriter, loc, row0, rows),
-            one);
-        Value first = ct->bucketing.buildBucket(rewriter, loc, row0, lastKey);
-        Value last = ct->bucketing.buildBucket(rewriter, loc, lastRow, zero);
+      // The columns a column table's reads need for query rows [qFirst,
+      // qLast] and keys [kFirst, kLast]: between the buckets of the
+      // smallest i - j (qFirst - kLast) and the largest (qLast - kFirst),
+      // widened to whole cache lines.
+      Value one = indexConst(rewriter, loc, 1);
+      Value lastKey = arith::MaxSIOp::create(
+          rewriter, loc, arith::SubIOp::create(rewriter, loc, dims.lk, one),
+          zero);
+      Value lastRow = arith::SubIOp::create(
+          rewriter, loc, arith::AddIOp::create(rewriter, loc, row0, rows), one);
+      auto bucketRange = [&](Value table, const ColumnTable &ct, Value qFirst,
+                             Value qLast, Value kFirst,
+                             Value kLast) -> ColumnRange {
+        Value first = ct.bucketing.buildBucket(rewriter, loc, qFirst, kLast);
+        Value last = ct.bucketing.buildBucket(rewriter, loc, qLast, kFirst);
         Value lo = arith::MinSIOp::create(rewriter, loc, first, last);
         Value hi = arith::MaxSIOp::create(rewriter, loc, first, last);
         // Whole cache lines of columns (kColumnAlignBytes): the
@@ -562,13 +618,23 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
             rewriter, loc, end,
             indexConst(rewriter, loc, tableType.getShape().back()));
         Value size = arith::SubIOp::create(rewriter, loc, end, lo);
-        ranges[ct->bucketing] = {lo, size};
-        return ct;
+        return {lo, size};
+      };
+      auto columnTableOf = [&](Value table) -> std::optional<ColumnTable> {
+        auto it = columnTables.find(table);
+        if (it == columnTables.end())
+          return std::nullopt;
+        return it->second;
       };
       for (Value table : blockTables) {
-        std::optional<ColumnTable> ct = columnRange(table);
-        Value rowTile = ct ? tileColumns(table, *ct, row0, rows,
-                                         ranges.lookup(ct->bucketing))
+        std::optional<ColumnTable> ct = columnTableOf(table);
+        // Query rows [r, r + n), every key.
+        auto rowRange = [&](Value r, Value n) {
+          Value rLast = arith::SubIOp::create(
+              rewriter, loc, arith::AddIOp::create(rewriter, loc, r, n), one);
+          return bucketRange(table, *ct, r, rLast, zero, lastKey);
+        };
+        Value rowTile = ct ? tileColumns(table, *ct, row0, rows, rowRange)
                            : tile(table, row0, rows);
         if (!rowTile)
           return giveUp();
@@ -592,9 +658,14 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         Value start = arith::MaxSIOp::create(
             rewriter, loc,
             arith::MinSIOp::create(rewriter, loc, from, lastStart), zero);
-        std::optional<ColumnTable> ct = columnRange(table);
-        Value bandTile = ct ? tileColumns(table, *ct, start, length,
-                                          ranges.lookup(ct->bucketing))
+        std::optional<ColumnTable> ct = columnTableOf(table);
+        // The block's query rows, keys [k, k + n).
+        auto keyRange = [&](Value k, Value n) {
+          Value kLast = arith::SubIOp::create(
+              rewriter, loc, arith::AddIOp::create(rewriter, loc, k, n), one);
+          return bucketRange(table, *ct, row0, lastRow, k, kLast);
+        };
+        Value bandTile = ct ? tileColumns(table, *ct, start, length, keyRange)
                             : tile(table, start, length);
         if (!bandTile)
           return giveUp();
@@ -743,6 +814,10 @@ struct RPESplitAttentionHeadsPass
       return error(
           "rpe-split-attention-heads: query-block must not be negative, got " +
           Twine(static_cast<int64_t>(queryBlock)));
+    if (bucketColumnRows < 0)
+      return error("rpe-split-attention-heads: bucket-column-rows must not be "
+                   "negative, got " +
+                   Twine(static_cast<int64_t>(bucketColumnRows)));
     return success();
   }
 
@@ -753,7 +828,7 @@ struct RPESplitAttentionHeadsPass
     RewritePatternSet patterns(ctx);
     populateRPESplitAttentionHeadsPatterns(patterns, minTableColumns,
                                            parallelHeads, queryBlock, keyBand,
-                                           bucketColumns);
+                                           bucketColumns, bucketColumnRows);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // The whole tables are dead once the sizes of their slices no longer
@@ -772,8 +847,9 @@ struct RPESplitAttentionHeadsPass
 
 void mlir::rpe::populateRPESplitAttentionHeadsPatterns(
     RewritePatternSet &patterns, int64_t minTableColumns, bool parallelHeads,
-    int64_t queryBlock, bool keyBand, bool bucketColumns) {
+    int64_t queryBlock, bool keyBand, bool bucketColumns,
+    int64_t bucketColumnRows) {
   patterns.add<SplitAttentionHeads>(patterns.getContext(), minTableColumns,
                                     parallelHeads, queryBlock, keyBand,
-                                    bucketColumns);
+                                    bucketColumns, bucketColumnRows);
 }

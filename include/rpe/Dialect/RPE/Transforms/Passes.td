@@ -773,7 +773,13 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     buckets of the block's smallest and largest i - j computed
     (`bucket-columns`), in place in a tensor of the table's width whose
     other columns get the fill value: DeBERTa's log<256, 512> buckets
-    at L = 256 need 385 of the 512 columns, at L = 128 255.
+    at L = 256 need 385 of the 512 columns, at L = 128 255. With
+    `bucket-column-rows` = R > 0 the range is that of each group of R
+    table rows (a c2p row sees the distances i - j of its query against
+    every key, a p2c row those of its key against the block's queries:
+    a window of Lk or of the block's rows), the groups in an `scf.forall`
+    that writes each group's rows of the tensor in place: at L = 128 a
+    row needs 128 of the 255 columns.
     Other
     uses of `%b`, `%h` in `score_mod` see the global indices. Attentions
     with a dense `bias` operand, or whose tables are read otherwise, are
@@ -804,6 +810,11 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
            "of (i, j) (clip, log) and made from a fill are computed for "
            "the columns between the buckets of the block's smallest and "
            "largest i - j only">,
+    Option<"bucketColumnRows", "bucket-column-rows", "int64_t",
+           /*default=*/"24",
+           "With bucket-columns: the columns are those of each group of this "
+           "many table rows (query rows for tables read at the query, keys "
+           "for those read at the key) rather than of the whole block (0)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",

@@ -177,7 +177,8 @@ void populateRPENormalizeAttentionPatterns(RewritePatternSet &patterns);
 /// columns.
 void populateRPESplitAttentionHeadsPatterns(
     RewritePatternSet &patterns, int64_t minTableColumns, bool parallelHeads,
-    int64_t queryBlock, bool keyBand = true, bool bucketColumns = true);
+    int64_t queryBlock, bool keyBand = true, bool bucketColumns = true,
+    int64_t bucketColumnRows = 24);
 
 /// Patterns of rpe-legalize-math that rewrite math ops convert-math-to-llvm
 /// cannot lower into ones it can (f32 erf/erfc polynomials, isinf,
