@@ -772,7 +772,7 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     `linalg.fill` (the projections), has only the columns between the
     buckets of the block's smallest and largest i - j computed
     (`bucket-columns`), in place in a tensor of the table's width whose
-    other columns get the fill value: DeBERTa's log<256, 512> buckets
+    other columns are not written (no read uses them): DeBERTa's log<256, 512> buckets
     at L = 256 need 385 of the 512 columns, at L = 128 255. With
     `bucket-column-rows` = R > 0 the range is that of each group of R
     table rows (a c2p row sees the distances i - j of its query against
