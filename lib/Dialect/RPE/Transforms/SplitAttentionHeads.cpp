@@ -639,11 +639,13 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
             rewriter, loc,
             arith::MinSIOp::create(rewriter, loc, from, lastStart), zero);
         std::optional<ColumnTable> ct = columnTableOf(table);
-        // The block's query rows, keys [k, k + n).
+        // The block's query rows, keys [k, k + n). (A copy of the binding:
+        // lambdas capture structured bindings only from C++20 on.)
+        Value bandTable = table;
         auto keyRange = [&](Value k, Value n) {
           Value kLast = arith::SubIOp::create(
               rewriter, loc, arith::AddIOp::create(rewriter, loc, k, n), one);
-          return bucketRange(table, *ct, row0, lastRow, k, kLast);
+          return bucketRange(bandTable, *ct, row0, lastRow, k, kLast);
         };
         Value bandTile = ct ? tileColumns(table, *ct, start, length, keyRange)
                             : tile(table, start, length);
