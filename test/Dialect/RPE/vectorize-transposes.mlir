@@ -41,10 +41,11 @@ func.func @static(%in: memref<8x4xf32>, %out: memref<4x8xf32>) {
 
 // -----
 
-// Dynamic sizes: whole blocks up to size - size mod 4 in each dimension;
-// then the end of the input's rows (c) under a lane mask, the columns past
-// it not stored; then the last rows (a): clamped to the last row when
-// read, masked when stored.
+// Dynamic sizes: whole blocks up to size - size mod 4 in each dimension.
+// A block past the end of the input's rows (c) reads under a lane mask
+// and does not store the columns past it; a block past the last rows (a)
+// reads the last row instead and stores under a lane mask. Each masks only
+// the end it is at.
 // CHECK-LABEL: func.func @dynamic
 // CHECK-SAME: (%[[IN:.*]]: memref<?x?xf32>, %[[OUT:.*]]: memref<?x?xf32>)
 // CHECK-DAG: %[[C:.*]] = memref.dim %[[OUT]], %c0
@@ -62,18 +63,24 @@ func.func @static(%in: memref<8x4xf32>, %out: memref<4x8xf32>) {
 // CHECK:   %[[CEND:.*]] = arith.cmpi ult, %[[CFULL]], %[[C]]
 // CHECK:   scf.if %[[CEND]] {
 // CHECK:     %[[CMASK:.*]] = vector.create_mask
+// CHECK-NOT: arith.minui
 // CHECK-COUNT-4: vector.maskedload %[[IN]][{{.*}}, %[[CFULL]]], %[[CMASK]]
 // CHECK-COUNT-8: vector.shuffle
-// CHECK:     vector.maskedstore %[[OUT]][%[[CFULL]], %[[A0]]]
+// CHECK-NOT: vector.maskedstore
+// CHECK:     vector.store %{{.*}}, %[[OUT]][%[[CFULL]], %[[A0]]]
 // CHECK-COUNT-3: scf.if
 // CHECK: %[[AEND:.*]] = arith.cmpi ult, %[[AFULL]], %[[A]]
 // CHECK: scf.if %[[AEND]] {
-// CHECK:   scf.for %[[C1:.*]] = %c0 to %[[C]] step %c4 {
+// CHECK:   scf.for %[[C1:.*]] = %c0 to %[[CFULL]] step %c4 {
 // CHECK:     %[[LAST:.*]] = arith.subi %[[A]], %c1
 // CHECK:     arith.minui %[[AFULL]], %[[LAST]]
-// CHECK-COUNT-4: vector.maskedload
+// CHECK-NOT: vector.maskedload
+// CHECK-COUNT-4: vector.load
 // CHECK:     %[[AMASK:.*]] = vector.create_mask
 // CHECK:     vector.maskedstore %[[OUT]][%[[C1]], %[[AFULL]]], %[[AMASK]]
+// CHECK:   scf.if
+// CHECK-COUNT-4: vector.maskedload
+// CHECK:     vector.maskedstore %[[OUT]][%[[CFULL]], %[[AFULL]]]
 func.func @dynamic(%in: memref<?x?xf32>, %out: memref<?x?xf32>) {
   linalg.transpose ins(%in : memref<?x?xf32>) outs(%out : memref<?x?xf32>) permutation = [1, 0]
   return

@@ -132,18 +132,20 @@ public:
     // The other dimensions, outermost first.
     SmallVector<Value> ivs(rank);
     buildOuterLoops(0, ivs, [&](SmallVector<Value> &ivs) {
-      // Full blocks; the end of c (rows full, lanes masked); the end of a
-      // (rows masked), every c block.
-      forLoop(cst(0), aFull, w, [&](Value a0) {
-        forLoop(cst(0), cFull, w,
-                [&](Value c0) { buildBlock(ivs, a0, c0, /*masked=*/false); });
-        ifLess(cFull, sizes[t.c],
-               [&] { buildBlock(ivs, a0, cFull, /*masked=*/true); });
-      });
-      ifLess(aFull, sizes[t.a], [&] {
-        forLoop(cst(0), sizes[t.c], w,
-                [&](Value c0) { buildBlock(ivs, aFull, c0, /*masked=*/true); });
-      });
+      // Blocks that end past a (rows past the end) or past c (lanes past
+      // the end) mask only that; the others mask nothing.
+      auto blocksAlongC = [&](Value a0, bool rowsPastEnd) {
+        forLoop(cst(0), cFull, w, [&](Value c0) {
+          buildBlock(ivs, a0, c0, rowsPastEnd, /*lanesPastEnd=*/false);
+        });
+        ifLess(cFull, sizes[t.c], [&] {
+          buildBlock(ivs, a0, cFull, rowsPastEnd, /*lanesPastEnd=*/true);
+        });
+      };
+      forLoop(cst(0), aFull, w,
+              [&](Value a0) { blocksAlongC(a0, /*rowsPastEnd=*/false); });
+      ifLess(aFull, sizes[t.a],
+             [&] { blocksAlongC(aFull, /*rowsPastEnd=*/true); });
     });
   }
 
@@ -200,48 +202,53 @@ private:
     return vector::CreateMaskOp::create(b, loc, maskType, ValueRange{rest});
   }
 
-  /// The block (a0.., c0..). Masked: row a0 + l reads row min(a0 + l,
-  /// end - 1) and lanes past c's end are not read; lanes past a's end and
-  /// columns past c's end are not stored.
-  void buildBlock(ArrayRef<Value> ivs, Value a0, Value c0, bool masked) {
+  /// The block (a0.., c0..). With `rowsPastEnd`, row a0 + l reads row
+  /// min(a0 + l, end - 1) and the lanes past a's end are not stored; with
+  /// `lanesPastEnd`, the lanes past c's end are not read and the columns
+  /// past it not stored.
+  void buildBlock(ArrayRef<Value> ivs, Value a0, Value c0, bool rowsPastEnd,
+                  bool lanesPastEnd) {
     int64_t w = t.lanes;
-    Type inElem = getElementTypeOrSelf(in);
-    auto inVec = VectorType::get({w}, inElem);
-    Value cMask = masked ? laneMask(c0, sizes[t.c]) : Value();
-    Value lastRow = masked
+    auto inVec = VectorType::get({w}, getElementTypeOrSelf(in));
+    Value cMask, zero;
+    if (lanesPastEnd) {
+      cMask = laneMask(c0, sizes[t.c]);
+      zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(inVec));
+    }
+    Value lastRow = rowsPastEnd
                         ? b.createOrFold<arith::SubIOp>(loc, sizes[t.a], cst(1))
                         : Value();
     SmallVector<Value> rows;
     for (int64_t l = 0; l < w; ++l) {
       SmallVector<Value> loopIdx(ivs);
       Value row = b.createOrFold<arith::AddIOp>(loc, a0, cst(l));
-      if (masked)
+      if (rowsPastEnd)
         row = b.createOrFold<arith::MinUIOp>(loc, row, lastRow);
       loopIdx[t.a] = row;
       loopIdx[t.c] = c0;
       SmallVector<Value> idx = inputIndices(loopIdx);
-      if (masked) {
-        Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(inVec));
-        rows.push_back(
-            vector::MaskedLoadOp::create(b, loc, inVec, in, idx, cMask, zero));
-      } else {
-        rows.push_back(vector::LoadOp::create(b, loc, inVec, in, idx));
-      }
+      rows.push_back(
+          lanesPastEnd
+              ? vector::MaskedLoadOp::create(b, loc, inVec, in, idx, cMask,
+                                             zero)
+                    .getResult()
+              : vector::LoadOp::create(b, loc, inVec, in, idx).getResult());
     }
     SmallVector<Value> columns = buildRegisterTranspose(b, loc, rows);
-    Value aMask = masked ? laneMask(a0, sizes[t.a]) : Value();
+    Value aMask = rowsPastEnd ? laneMask(a0, sizes[t.a]) : Value();
     for (int64_t m = 0; m < w; ++m) {
       SmallVector<Value> idx(ivs);
       idx[t.a] = a0;
       idx[t.c] = b.createOrFold<arith::AddIOp>(loc, c0, cst(m));
       auto store = [&] {
         Value v = applyBody(columns[m]);
-        if (masked)
+        if (aMask)
           vector::MaskedStoreOp::create(b, loc, out, idx, aMask, v);
         else
           vector::StoreOp::create(b, loc, v, out, idx);
       };
-      if (masked && m > 0)
+      // Column c0 exists (the block starts before c's end).
+      if (lanesPastEnd && m > 0)
         ifLess(idx[t.c], sizes[t.c], store);
       else
         store();
