@@ -90,10 +90,6 @@ SetVector<Value> headTables(AttentionOp op) {
   return tables;
 }
 
-/// `source[offsets..., 0...]` with sizes 1 for the leading offsets and the
-/// full extent beyond; with `row0`, `rows` rows from it in the dimension
-/// after the leading ones; with `column`, that one column of the last
-/// dimension.
 /// bucket-columns computes whole cache lines of a table's rows: groups of
 /// this many bytes of columns (16 f32).
 constexpr int64_t kColumnAlignBytes = 64;
@@ -103,6 +99,10 @@ struct ColumnRange {
   Value start, size;
 };
 
+/// `source[offsets..., 0...]` with sizes 1 for the leading offsets and the
+/// full extent beyond; with `row0`, `rows` rows from it in the dimension
+/// after the leading ones; with `column`, that one column of the last
+/// dimension; with `columns`, those columns of it.
 Value sliceLeading(OpBuilder &b, Location loc, Value source,
                    ArrayRef<Value> offsets, Value row0 = Value(),
                    Value rows = Value(),
@@ -232,6 +232,8 @@ DenseMap<Value, Saturation> keyBandTables(AttentionOp op,
 struct ColumnTable {
   BucketingAttrInterface bucketing;
   Value fillValue;
+  /// The table's columns, and the columns of a kColumnAlignBytes line.
+  int64_t width, lineColumns;
 };
 std::optional<ColumnTable> columnTable(AttentionOp op, Value table) {
   Block &block = op.getScoreMod().front();
@@ -272,7 +274,10 @@ std::optional<ColumnTable> columnTable(AttentionOp op, Value table) {
   if ((!up && !down) || !fill ||
       !fill.getOutputs()[0].getDefiningOp<tensor::EmptyOp>())
     return std::nullopt;
-  return ColumnTable{common, fill.getInputs()[0]};
+  int64_t lineColumns = std::max<int64_t>(1, kColumnAlignBytes * 8 /
+                                                 type.getElementTypeBitWidth());
+  return ColumnTable{common, fill.getInputs()[0], type.getDimSize(3),
+                     lineColumns};
 }
 
 /// `table`'s slice for (b0, h) (and rows [row0, row0 + rows) with `row0`),
@@ -474,10 +479,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
                            rangeOf(row0, rows), insertSlice);
       } else {
         // The groups in parallel: one parallel region per table and block
-        // (not three per group). Each group's rows are one slice, written
-        // piece by piece in place and inserted whole (pieces inserted one
-        // by one into the shared tensor would need their disjointness
-        // proven, else bufferization copies them).
+        // (not one per group), each group's range written in place.
         OpFoldResult step = rewriter.getIndexAttr(bucketColumnRows);
         auto groups = scf::ForallOp::create(
             rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
@@ -490,21 +492,19 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
             rewriter, loc, indexConst(rewriter, loc, bucketColumnRows),
             arith::SubIOp::create(rewriter, loc, rows, s));
         Value r = arith::AddIOp::create(rewriter, loc, row0, s);
-        SmallVector<OpFoldResult> offs(rank, rewriter.getIndexAttr(0));
-        SmallVector<OpFoldResult> sizes(rank, rewriter.getIndexAttr(1));
-        offs[rank - 2] = s;
-        sizes[rank - 2] = n;
-        sizes[rank - 1] = rewriter.getIndexAttr(width);
-        Value shared = groups.getRegionIterArgs().front();
-        Value group = tensor::ExtractSliceOp::create(
-            rewriter, loc, shared, offs, sizes, unitStrides(rank));
-        Value written = computeRows(group, r, rewriter.getIndexAttr(0), n,
-                                    rangeOf(r, n), insertSlice);
-        if (!written)
+        auto parallelInsert = [&](Value source, Value dest,
+                                  ArrayRef<OpFoldResult> offs,
+                                  ArrayRef<OpFoldResult> sizes) -> Value {
+          OpBuilder::InsertionGuard guard(rewriter);
+          rewriter.setInsertionPointToEnd(groups.getTerminator().getBody());
+          tensor::ParallelInsertSliceOp::create(rewriter, loc, source, dest,
+                                                offs, sizes,
+                                                unitStrides(offs.size()));
+          return dest;
+        };
+        if (!computeRows(groups.getRegionIterArgs().front(), r, s, n,
+                         rangeOf(r, n), parallelInsert))
           return Value();
-        rewriter.setInsertionPointToEnd(groups.getTerminator().getBody());
-        tensor::ParallelInsertSliceOp::create(rewriter, loc, written, shared,
-                                              offs, sizes, unitStrides(rank));
         full = groups.getResult(0);
       }
       if (full)
@@ -565,14 +565,17 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       // smallest i - j (qFirst - kLast) and the largest (qLast - kFirst),
       // widened to whole cache lines.
       Value one = indexConst(rewriter, loc, 1);
+      // The last of n positions from `first`.
+      auto lastOf = [&](Value first, Value n) -> Value {
+        return arith::SubIOp::create(
+            rewriter, loc, arith::AddIOp::create(rewriter, loc, first, n), one);
+      };
       Value lastKey = arith::MaxSIOp::create(
           rewriter, loc, arith::SubIOp::create(rewriter, loc, dims.lk, one),
           zero);
-      Value lastRow = arith::SubIOp::create(
-          rewriter, loc, arith::AddIOp::create(rewriter, loc, row0, rows), one);
-      auto bucketRange = [&](Value table, const ColumnTable &ct, Value qFirst,
-                             Value qLast, Value kFirst,
-                             Value kLast) -> ColumnRange {
+      Value lastRow = lastOf(row0, rows);
+      auto bucketRange = [&](const ColumnTable &ct, Value qFirst, Value qLast,
+                             Value kFirst, Value kLast) -> ColumnRange {
         Value first = ct.bucketing.buildBucket(rewriter, loc, qFirst, kLast);
         Value last = ct.bucketing.buildBucket(rewriter, loc, qLast, kFirst);
         Value lo = arith::MinSIOp::create(rewriter, loc, first, last);
@@ -581,10 +584,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         // projection's vectors stay aligned and full (with columns [1, 511]
         // of 512, DeBERTa's at L >= 512, they were all split loads: 2-3 %
         // slower).
-        auto tableType = cast<RankedTensorType>(table.getType());
-        int64_t bits = tableType.getElementTypeBitWidth();
-        Value align = indexConst(
-            rewriter, loc, std::max<int64_t>(1, kColumnAlignBytes * 8 / bits));
+        Value align = indexConst(rewriter, loc, ct.lineColumns);
         lo = arith::SubIOp::create(
             rewriter, loc, lo,
             arith::RemUIOp::create(rewriter, loc, lo, align));
@@ -594,9 +594,8 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
                 rewriter, loc, arith::AddIOp::create(rewriter, loc, hi, one),
                 align),
             align);
-        end = arith::MinUIOp::create(
-            rewriter, loc, end,
-            indexConst(rewriter, loc, tableType.getShape().back()));
+        end = arith::MinUIOp::create(rewriter, loc, end,
+                                     indexConst(rewriter, loc, ct.width));
         Value size = arith::SubIOp::create(rewriter, loc, end, lo);
         return {lo, size};
       };
@@ -610,9 +609,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         std::optional<ColumnTable> ct = columnTableOf(table);
         // Query rows [r, r + n), every key.
         auto rowRange = [&](Value r, Value n) {
-          Value rLast = arith::SubIOp::create(
-              rewriter, loc, arith::AddIOp::create(rewriter, loc, r, n), one);
-          return bucketRange(table, *ct, r, rLast, zero, lastKey);
+          return bucketRange(*ct, r, lastOf(r, n), zero, lastKey);
         };
         Value rowTile = ct ? tileColumns(table, *ct, row0, rows, rowRange)
                            : tile(table, row0, rows);
@@ -639,13 +636,9 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
             rewriter, loc,
             arith::MinSIOp::create(rewriter, loc, from, lastStart), zero);
         std::optional<ColumnTable> ct = columnTableOf(table);
-        // The block's query rows, keys [k, k + n). (A copy of the binding:
-        // lambdas capture structured bindings only from C++20 on.)
-        Value bandTable = table;
+        // The block's query rows, keys [k, k + n).
         auto keyRange = [&](Value k, Value n) {
-          Value kLast = arith::SubIOp::create(
-              rewriter, loc, arith::AddIOp::create(rewriter, loc, k, n), one);
-          return bucketRange(bandTable, *ct, row0, lastRow, k, kLast);
+          return bucketRange(*ct, row0, lastRow, k, lastOf(k, n));
         };
         Value bandTile = ct ? tileColumns(table, *ct, start, length, keyRange)
                             : tile(table, start, length);
