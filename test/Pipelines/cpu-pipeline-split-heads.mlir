@@ -19,25 +19,44 @@
 
 // The position tables, scaled by 1/sqrt(3D) in the function, are prepared
 // for the projections in one pass each: rpe-fuse-attention runs the
-// scaling inside the transpose to D × NB, and rpe-vectorize-transposes
-// makes that 16 × 16 register blocks (16 row loads, 64 shuffles, the
-// scaling on the 16 columns, 16 stores).
+// scaling inside the transpose to D × NB, rpe-split-attention-heads has
+// each head transpose its own table's columns that the call reads (all 512
+// here: from |i - j| = 512 on, log<256, 512> saturates) into a buffer of
+// one head, and rpe-vectorize-transposes makes that 16 × 16 register
+// blocks (16 row loads, 64 shuffles, the scaling on the 16 columns, 16
+// stores, each after its column's multiply).
 // TABLES: func.func @deberta_4096(
-// TABLES-COUNT-2: call @__rpe_kernel(%arg{{[34]}}) : (memref<8x512x64xf32>) -> memref<8x64x512xf32>
-// TABLES-NEXT: call @__rpe_attention_heads
-// TABLES: func.func private @__rpe_kernel(
+// TABLES-NOT: call @__rpe_kernel
+// TABLES: call @__rpe_attention_heads
+// TABLES: func.func private @__rpe_attention_heads(
+// TABLES: scf.for
+// TABLES: %[[BUF:.*]] = memref.alloc() {{.*}} : memref<1x64x512xf32>
+// TABLES-NEXT: %[[SRC:.*]] = memref.subview %arg{{[01]}}[%{{.*}}, %[[LO:.*]], 0] [1, %[[N:.*]], 64] [1, 1, 1] : memref<8x512x64xf32> to
+// TABLES-NEXT: %[[DST:.*]] = memref.subview %[[BUF]][0, 0, %[[LO]]] [1, 64, %[[N]]] [1, 1, 1] : memref<1x64x512xf32> to
 // TABLES-NOT: linalg.generic
-// TABLES-COUNT-16: vector.load %arg0[{{.*}}] : memref<8x512x64xf32>, vector<16xf32>
+// TABLES-COUNT-16: vector.load %[[SRC]][{{.*}}] : memref<1x?x64xf32, {{.*}}>, vector<16xf32>
 // TABLES-COUNT-64: vector.shuffle
 // TABLES-COUNT-16: arith.mulf %{{.*}}, %{{.*}} : vector<16xf32>
-// TABLES-NOT: linalg.generic
-// TABLES: return
+// TABLES-NEXT: vector.store %{{.*}}, %[[DST]][{{.*}}] : memref<1x64x?xf32, {{.*}}>, vector<16xf32>
 
 // CHECK: IR Dump After OneShotBufferizePass
 // CHECK-NOT: memref<1x8x4096x512xf32>
 // CHECK: func.func private @__rpe_attention_heads(
 // CHECK-NOT: memref<1x8x4096x512xf32>
 // CHECK: scf.for
+// Each head's transposed position tables (the TABLES lines) write their
+// columns of a one-head buffer in place; bufferization copies the subviews
+// onto themselves, copies that canonicalization removes (the COPIES lines).
+// CHECK: %[[PK:.*]] = memref.alloc() {{.*}}: memref<1x64x512xf32>
+// CHECK: %[[PKCOLS:.*]] = memref.subview %[[PK]][0, 0, %[[LO:.*]]] [1, 64, %[[N:.*]]] [1, 1, 1]
+// CHECK: linalg.generic {{.*}} outs(%[[PKCOLS]] :
+// CHECK: %[[PKCOLS2:.*]] = memref.subview %[[PK]][0, 0, %[[LO]]] [1, 64, %[[N]]] [1, 1, 1]
+// CHECK-NEXT: memref.copy %[[PKCOLS]], %[[PKCOLS2]]
+// CHECK: %[[PQ:.*]] = memref.alloc() {{.*}}: memref<1x64x512xf32>
+// CHECK: %[[PQCOLS:.*]] = memref.subview %[[PQ]][0, 0, %[[LO]]] [1, 64, %[[N]]] [1, 1, 1]
+// CHECK: linalg.generic {{.*}} outs(%[[PQCOLS]] :
+// CHECK: %[[PQCOLS2:.*]] = memref.subview %[[PQ]][0, 0, %[[LO]]] [1, 64, %[[N]]] [1, 1, 1]
+// CHECK-NEXT: memref.copy %[[PQCOLS]], %[[PQCOLS2]]
 // CHECK-NOT: memref.copy
 // CHECK: %[[E0:.*]] = memref.alloc() {{.*}}: memref<1x1x4096x1xf32>
 // CHECK-NEXT: linalg.fill {{.*}} outs(%[[E0]] :

@@ -5,6 +5,7 @@
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="min-table-columns=8" | FileCheck %s --check-prefix=NARROW
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="key-band=0 bucket-column-rows=0" | FileCheck %s --check-prefix=NOBAND
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="bucket-columns=0" | FileCheck %s --check-prefix=NOCOLS
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads -canonicalize | FileCheck %s --check-prefix=COLS
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=-1" 2>&1 | FileCheck %s --check-prefix=BADBLOCK --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="bucket-column-rows=-2" 2>&1 | FileCheck %s --check-prefix=BADROWS --implicit-check-not="current operation"
 
@@ -548,4 +549,127 @@ func.func @c2p_f16(%q: tensor<1x2x?x16xf16>, %k: tensor<1x2x?x16xf16>, %pk: tens
     rpe.yield %r : f32
   }
   return %0 : tensor<1x2x?x16xf16>
+}
+
+// -----
+
+// Position tables transposed in the function (rpe-fuse-attention's
+// projections): each head transposes only its own table's columns that
+// the call reads, into a buffer of one head. At Lq = Lk = 24, log<64, 128>
+// gives the buckets 64 ± 23, [41, 87]: whole lines of 16 f32, columns
+// [32, 96) of 128. The edge columns of p2c's key band (0 and 127) lie
+// outside: the band holds all 24 keys, so they are never selected. A
+// transposed table that the function also returns stays whole.
+// COLS-LABEL: func.func @transposed_tables
+// COLS-NOT: tensor<2x16x128xf32>
+// COLS: scf.for %{{.*}} = %c0 to %c2 step %c1
+// COLS: %[[H:.*]] = arith.remui
+// COLS: %[[PKB:.*]] = bufferization.alloc_tensor() : tensor<1x16x128xf32>
+// COLS-NEXT: %[[PKS:.*]] = tensor.extract_slice %arg2[%[[H]], 32, 0] [1, 64, 16] [1, 1, 1] : tensor<2x128x16xf32> to tensor<1x64x16xf32>
+// COLS-NEXT: %[[PKI:.*]] = tensor.extract_slice %[[PKB]][0, 0, 32] [1, 16, 64] [1, 1, 1] : tensor<1x16x128xf32> to tensor<1x16x64xf32>
+// COLS-NEXT: %[[PKT:.*]] = linalg.generic {{.*}} ins(%[[PKS]] : tensor<1x64x16xf32>) outs(%[[PKI]] : tensor<1x16x64xf32>)
+// COLS: %[[PQB:.*]] = bufferization.alloc_tensor() : tensor<1x16x128xf32>
+// COLS-NEXT: %[[PQS:.*]] = tensor.extract_slice %arg3[%[[H]], 32, 0] [1, 64, 16] [1, 1, 1] : tensor<2x128x16xf32> to tensor<1x64x16xf32>
+// COLS-NEXT: %[[PQI:.*]] = tensor.extract_slice %[[PQB]][0, 0, 32] [1, 16, 64] [1, 1, 1] : tensor<1x16x128xf32> to tensor<1x16x64xf32>
+// COLS-NEXT: %[[PQT:.*]] = linalg.generic {{.*}} ins(%[[PQS]] : tensor<1x64x16xf32>) outs(%[[PQI]] : tensor<1x16x64xf32>)
+// COLS: %[[PQ:.*]] = tensor.insert_slice %[[PQT]] into %[[PQB]][0, 0, 32] [1, 16, 64] [1, 1, 1]
+// COLS-NOT: %arg2
+// COLS-NOT: %arg3
+// COLS: tensor.extract_slice %[[PQ]][0, 0, 127] [1, 16, 1]
+// COLS: tensor.extract_slice %[[PQ]][0, 0, 0] [1, 16, 1]
+// The groups' columns are the call's here: the slices of the one-head
+// tables fold to the transposed tiles.
+// COLS: linalg.generic {{.*}} ins(%{{.*}}, %[[PKT]] : tensor<1x1x24x16xf32>, tensor<1x16x64xf32>)
+// COLS: linalg.generic {{.*}} ins(%{{.*}}, %[[PQT]] : tensor<1x1x24x16xf32>, tensor<1x16x64xf32>)
+// COLS: rpe.attention
+// COLS: } {rpe.split_heads}
+// COLS-LABEL: func.func @transposed_table_returned
+// COLS: %[[WHOLE:.*]] = linalg.generic {{.*}} ins(%arg2 : tensor<2x128x16xf32>) outs(%{{.*}} : tensor<2x16x128xf32>)
+// COLS: scf.for
+// COLS: bufferization.alloc_tensor() : tensor<1x16x128xf32>
+// COLS-NEXT: tensor.extract_slice %arg3
+// COLS-NOT: bufferization.alloc_tensor() : tensor<1x16x128xf32>
+// COLS: tensor.extract_slice %[[WHOLE]][%{{.*}}, 0, 32] [1, 16, 64]
+// COLS: } {rpe.split_heads}
+// COLS: return %{{.*}}, %[[WHOLE]]
+
+#tq = affine_map<(b, h, i, d, n) -> (b, h, i, d)>
+#tp = affine_map<(b, h, i, d, n) -> (h, d, n)>
+#to = affine_map<(b, h, i, d, n) -> (b, h, i, n)>
+#tt = affine_map<(h, d, n) -> (h, n, d)>
+#ti = affine_map<(h, d, n) -> (h, d, n)>
+func.func @transposed_tables(%q: tensor<1x2x24x16xf32>, %k: tensor<1x2x24x16xf32>, %pk: tensor<2x128x16xf32>, %pq: tensor<2x128x16xf32>) -> tensor<1x2x24x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<2x16x128xf32>
+  %pkt = linalg.generic {indexing_maps = [#tt, #ti], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pk : tensor<2x128x16xf32>) outs(%et : tensor<2x16x128xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x16x128xf32>
+  %pqt = linalg.generic {indexing_maps = [#tt, #ti], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pq : tensor<2x128x16xf32>) outs(%et : tensor<2x16x128xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x16x128xf32>
+  %e = tensor.empty() : tensor<1x2x24x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x24x128xf32>) -> tensor<1x2x24x128xf32>
+  %c2p = linalg.generic {indexing_maps = [#tq, #tp, #to], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%q, %pkt : tensor<1x2x24x16xf32>, tensor<2x16x128xf32>) outs(%f : tensor<1x2x24x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x24x128xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x24x128xf32>) -> tensor<1x2x24x128xf32>
+  %p2c = linalg.generic {indexing_maps = [#tq, #tp, #to], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%k, %pqt : tensor<1x2x24x16xf32>, tensor<2x16x128xf32>) outs(%f2 : tensor<1x2x24x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x24x128xf32>
+  %1 = rpe.attention %q, %k, %k : tensor<1x2x24x16xf32>, tensor<1x2x24x16xf32>, tensor<1x2x24x16xf32> -> tensor<1x2x24x16xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by log<position_buckets = 64, max_relative_positions = 128>
+    %x = tensor.extract %c2p[%b, %h, %i, %bk] : tensor<1x2x24x128xf32>
+    %y = tensor.extract %p2c[%b, %h, %j, %bk] : tensor<1x2x24x128xf32>
+    %r = arith.addf %s, %x : f32
+    %r2 = arith.addf %r, %y : f32
+    rpe.yield %r2 : f32
+  }
+  return %1 : tensor<1x2x24x16xf32>
+}
+
+func.func @transposed_table_returned(%q: tensor<1x2x24x16xf32>, %k: tensor<1x2x24x16xf32>, %pk: tensor<2x128x16xf32>, %pq: tensor<2x128x16xf32>) -> (tensor<1x2x24x16xf32>, tensor<2x16x128xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %et = tensor.empty() : tensor<2x16x128xf32>
+  %pkt = linalg.generic {indexing_maps = [#tt, #ti], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pk : tensor<2x128x16xf32>) outs(%et : tensor<2x16x128xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x16x128xf32>
+  %pqt = linalg.generic {indexing_maps = [#tt, #ti], iterator_types = ["parallel", "parallel", "parallel"]} ins(%pq : tensor<2x128x16xf32>) outs(%et : tensor<2x16x128xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<2x16x128xf32>
+  %e = tensor.empty() : tensor<1x2x24x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x24x128xf32>) -> tensor<1x2x24x128xf32>
+  %c2p = linalg.generic {indexing_maps = [#tq, #tp, #to], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%q, %pkt : tensor<1x2x24x16xf32>, tensor<2x16x128xf32>) outs(%f : tensor<1x2x24x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x24x128xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x24x128xf32>) -> tensor<1x2x24x128xf32>
+  %p2c = linalg.generic {indexing_maps = [#tq, #tp, #to], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%k, %pqt : tensor<1x2x24x16xf32>, tensor<2x16x128xf32>) outs(%f2 : tensor<1x2x24x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x24x128xf32>
+  %1 = rpe.attention %q, %k, %k : tensor<1x2x24x16xf32>, tensor<1x2x24x16xf32>, tensor<1x2x24x16xf32> -> tensor<1x2x24x16xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by log<position_buckets = 64, max_relative_positions = 128>
+    %x = tensor.extract %c2p[%b, %h, %i, %bk] : tensor<1x2x24x128xf32>
+    %y = tensor.extract %p2c[%b, %h, %j, %bk] : tensor<1x2x24x128xf32>
+    %r = arith.addf %s, %x : f32
+    %r2 = arith.addf %r, %y : f32
+    rpe.yield %r2 : f32
+  }
+  return %1, %pkt : tensor<1x2x24x16xf32>, tensor<2x16x128xf32>
 }

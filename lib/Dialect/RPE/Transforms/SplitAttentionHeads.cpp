@@ -280,6 +280,147 @@ std::optional<ColumnTable> columnTable(AttentionOp op, Value table) {
                      lineColumns};
 }
 
+/// The columns a column table's reads need for query rows [qFirst, qLast]
+/// and keys [kFirst, kLast]: between the buckets of the smallest i - j
+/// (qFirst - kLast) and the largest (qLast - kFirst), widened to whole
+/// cache lines (kColumnAlignBytes): the projection's vectors stay aligned
+/// and full (with columns [1, 511] of 512, DeBERTa's at L >= 512, they
+/// were all split loads: 2-3 % slower). The widening is monotonic, so the
+/// range of a set of rows and keys holds the range of any part of it.
+ColumnRange bucketRange(OpBuilder &b, Location loc, const ColumnTable &ct,
+                        Value qFirst, Value qLast, Value kFirst, Value kLast) {
+  Value first = ct.bucketing.buildBucket(b, loc, qFirst, kLast);
+  Value last = ct.bucketing.buildBucket(b, loc, qLast, kFirst);
+  Value lo = arith::MinSIOp::create(b, loc, first, last);
+  Value hi = arith::MaxSIOp::create(b, loc, first, last);
+  Value align = indexConst(b, loc, ct.lineColumns);
+  lo = arith::SubIOp::create(b, loc, lo,
+                             arith::RemUIOp::create(b, loc, lo, align));
+  Value end = arith::MulIOp::create(
+      b, loc,
+      arith::CeilDivUIOp::create(
+          b, loc, arith::AddIOp::create(b, loc, hi, indexConst(b, loc, 1)),
+          align),
+      align);
+  end = arith::MinUIOp::create(b, loc, end, indexConst(b, loc, ct.width));
+  return {lo, arith::SubIOp::create(b, loc, end, lo)};
+}
+
+/// Restricts what the tiles of a column table in `loop` read of the
+/// table's position operand (the position table transposed to (H×)D×NB by
+/// rpe-fuse-attention's projections, indexed by the table's head and
+/// column) to head `h`'s columns in `range`, the columns of the whole call:
+/// each iteration of `loop` tiles the operand's producer to head `h` and
+/// those columns of a buffer of one head, which the iteration's tiles then
+/// read (the whole operand is no longer built; at L = 128 DeBERTa's 512
+/// buckets need 256, and one head's columns are read from cache right
+/// after they are written). The columns outside `range` are not written:
+/// every tile reads inside it (bucketRange of a part of the call's rows and
+/// keys), and a key band's edge column outside it is never selected (its
+/// keys would saturate to an extreme bucket, which is in `range`). An
+/// operand read otherwise stays as it is.
+void restrictColumnOperands(RewriterBase &rewriter, Location loc, Value table,
+                            ColumnRange range, Value h, Operation *loop) {
+  auto producer = table.getDefiningOp<linalg::LinalgOp>();
+  if (!producer || producer->getNumResults() != 1)
+    return;
+  // (b, h, row, column).
+  ArrayRef<AffineExpr> outExprs =
+      producer.getMatchingIndexingMap(producer.getDpsInitOperand(0))
+          .getResults();
+  auto headDim = dyn_cast<AffineDimExpr>(outExprs[1]);
+  auto columnDim = dyn_cast<AffineDimExpr>(outExprs.back());
+  if (!headDim || !columnDim)
+    return;
+  int64_t width = cast<RankedTensorType>(table.getType()).getShape().back();
+  for (OpOperand *input : producer.getDpsInputOperands()) {
+    Value operand = input->get();
+    ArrayRef<AffineExpr> exprs =
+        producer.getMatchingIndexingMap(input).getResults();
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    auto source = operand.getDefiningOp<linalg::LinalgOp>();
+    // (head, ..., column): the head and column dimensions, no other use
+    // of the two loops.
+    auto readsHeadOrColumn = [&](AffineExpr e) {
+      return e.isFunctionOfDim(headDim.getPosition()) ||
+             e.isFunctionOfDim(columnDim.getPosition());
+    };
+    if (!type || type.getRank() < 2 || type.getShape().back() != width ||
+        exprs.front() != headDim || exprs.back() != columnDim ||
+        llvm::count_if(exprs, readsHeadOrColumn) != 2 || !source ||
+        source->getNumResults() != 1 || source.getNumDpsInits() != 1)
+      continue;
+    // Read in `loop` by slices of head h only (the table's tiles), and
+    // outside it by the table's producer only.
+    SmallVector<tensor::ExtractSliceOp> slices;
+    bool onlyHeadSlices = true;
+    for (Operation *user : operand.getUsers()) {
+      if (user == producer)
+        continue;
+      auto slice = dyn_cast<tensor::ExtractSliceOp>(user);
+      onlyHeadSlices &=
+          slice && loop->isProperAncestor(slice) &&
+          isEqualConstantIntOrValue(slice.getMixedOffsets()[0], h) &&
+          isOneInteger(slice.getMixedSizes()[0]);
+      if (slice)
+        slices.push_back(slice);
+    }
+    if (!onlyHeadSlices || slices.empty())
+      continue;
+    // Head h's columns of a one-head buffer.
+    SmallVector<int64_t> shape(type.getShape());
+    shape[0] = 1;
+    SmallVector<Value> dynamic;
+    for (int64_t d = 1; d < type.getRank(); ++d)
+      if (type.isDynamicDim(d))
+        dynamic.push_back(tensor::DimOp::create(rewriter, loc, operand, d));
+    // An allocation, not a tensor.empty (see tileColumns).
+    Value full = bufferization::AllocTensorOp::create(
+        rewriter, loc, RankedTensorType::get(shape, type.getElementType()),
+        dynamic);
+    auto slice = cast<tensor::ExtractSliceOp>(
+        sliceLeading(rewriter, loc, operand, {h}, Value(), Value(),
+                     std::nullopt, range)
+            .getDefiningOp());
+    FailureOr<TilingResult> tiled =
+        tensor::replaceExtractSliceWithTiledProducer(rewriter, slice,
+                                                     cast<OpResult>(operand));
+    auto tiledOp =
+        succeeded(tiled) && tiled->tiledValues.size() == 1
+            ? tiled->tiledValues.front().getDefiningOp<linalg::LinalgOp>()
+            : nullptr;
+    rewriter.eraseOp(slice);
+    if (!tiledOp || tiledOp.getNumDpsInits() != 1) {
+      // Not expected for a linalg op; the tiles keep reading the operand.
+      if (tiledOp)
+        rewriter.eraseOp(tiledOp);
+      rewriter.eraseOp(full.getDefiningOp());
+      continue;
+    }
+    // The tile writes its columns of `full` in place.
+    rewriter.setInsertionPoint(tiledOp);
+    auto init = cast<tensor::ExtractSliceOp>(
+        sliceLeading(rewriter, loc, full, {indexConst(rewriter, loc, 0)},
+                     Value(), Value(), std::nullopt, range)
+            .getDefiningOp());
+    rewriter.modifyOpInPlace(
+        tiledOp, [&] { tiledOp.getDpsInitsMutable()[0].assign(init); });
+    rewriter.setInsertionPointAfter(tiledOp);
+    Value head = tensor::InsertSliceOp::create(
+        rewriter, loc, tiledOp->getResult(0), full, init.getMixedOffsets(),
+        init.getMixedSizes(), init.getMixedStrides());
+    for (tensor::ExtractSliceOp old : slices) {
+      OpBuilder::InsertionGuard guard(rewriter);
+      rewriter.setInsertionPoint(old);
+      SmallVector<OpFoldResult> offsets = old.getMixedOffsets();
+      offsets[0] = rewriter.getIndexAttr(0);
+      rewriter.replaceOpWithNewOp<tensor::ExtractSliceOp>(
+          old, old.getType(), head, offsets, old.getMixedSizes(),
+          old.getMixedStrides());
+    }
+  }
+}
+
 /// `table`'s slice for (b0, h) (and rows [row0, row0 + rows) with `row0`),
 /// computed by its producer tiled to it; failure if the producer does not
 /// tile to one value (not expected after headTables' checks).
@@ -560,10 +701,6 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
           rewriter, loc, step, arith::SubIOp::create(rewriter, loc, lq, row0));
       map.map(op.getQ(),
               sliceLeading(rewriter, loc, op.getQ(), {b, h}, row0, rows));
-      // The columns a column table's reads need for query rows [qFirst,
-      // qLast] and keys [kFirst, kLast]: between the buckets of the
-      // smallest i - j (qFirst - kLast) and the largest (qLast - kFirst),
-      // widened to whole cache lines.
       Value one = indexConst(rewriter, loc, 1);
       // The last of n positions from `first`.
       auto lastOf = [&](Value first, Value n) -> Value {
@@ -574,31 +711,6 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
           rewriter, loc, arith::SubIOp::create(rewriter, loc, dims.lk, one),
           zero);
       Value lastRow = lastOf(row0, rows);
-      auto bucketRange = [&](const ColumnTable &ct, Value qFirst, Value qLast,
-                             Value kFirst, Value kLast) -> ColumnRange {
-        Value first = ct.bucketing.buildBucket(rewriter, loc, qFirst, kLast);
-        Value last = ct.bucketing.buildBucket(rewriter, loc, qLast, kFirst);
-        Value lo = arith::MinSIOp::create(rewriter, loc, first, last);
-        Value hi = arith::MaxSIOp::create(rewriter, loc, first, last);
-        // Whole cache lines of columns (kColumnAlignBytes): the
-        // projection's vectors stay aligned and full (with columns [1, 511]
-        // of 512, DeBERTa's at L >= 512, they were all split loads: 2-3 %
-        // slower).
-        Value align = indexConst(rewriter, loc, ct.lineColumns);
-        lo = arith::SubIOp::create(
-            rewriter, loc, lo,
-            arith::RemUIOp::create(rewriter, loc, lo, align));
-        Value end = arith::MulIOp::create(
-            rewriter, loc,
-            arith::CeilDivUIOp::create(
-                rewriter, loc, arith::AddIOp::create(rewriter, loc, hi, one),
-                align),
-            align);
-        end = arith::MinUIOp::create(rewriter, loc, end,
-                                     indexConst(rewriter, loc, ct.width));
-        Value size = arith::SubIOp::create(rewriter, loc, end, lo);
-        return {lo, size};
-      };
       auto columnTableOf = [&](Value table) -> std::optional<ColumnTable> {
         auto it = columnTables.find(table);
         if (it == columnTables.end())
@@ -609,7 +721,8 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         std::optional<ColumnTable> ct = columnTableOf(table);
         // Query rows [r, r + n), every key.
         auto rowRange = [&](Value r, Value n) {
-          return bucketRange(*ct, r, lastOf(r, n), zero, lastKey);
+          return bucketRange(rewriter, loc, *ct, r, lastOf(r, n), zero,
+                             lastKey);
         };
         Value rowTile = ct ? tileColumns(table, *ct, row0, rows, rowRange)
                            : tile(table, row0, rows);
@@ -638,7 +751,8 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         std::optional<ColumnTable> ct = columnTableOf(table);
         // The block's query rows, keys [k, k + n).
         auto keyRange = [&](Value k, Value n) {
-          return bucketRange(*ct, row0, lastRow, k, lastOf(k, n));
+          return bucketRange(rewriter, loc, *ct, row0, lastRow, k,
+                             lastOf(k, n));
         };
         Value bandTile = ct ? tileColumns(table, *ct, start, length, keyRange)
                             : tile(table, start, length);
@@ -752,6 +866,23 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         rewriter.setInsertionPointAfter(blockLoop);
         scf::YieldOp::create(rewriter, loc, blockLoop.getResult(0));
       }
+    }
+    // The tables' position operands, per head and restricted to the
+    // columns of the whole call.
+    if (!columnTables.empty()) {
+      rewriter.setInsertionPointAfter(hk.getDefiningOp());
+      Value one = indexConst(rewriter, loc, 1);
+      auto lastOrZero = [&](Value n) -> Value {
+        return arith::MaxSIOp::create(
+            rewriter, loc, arith::SubIOp::create(rewriter, loc, n, one), zero);
+      };
+      Value lastQuery = lastOrZero(dims.lq), lastKey = lastOrZero(dims.lk);
+      for (Value table : tables)
+        if (auto it = columnTables.find(table); it != columnTables.end())
+          restrictColumnOperands(rewriter, loc, table,
+                                 bucketRange(rewriter, loc, it->second, zero,
+                                             lastQuery, zero, lastKey),
+                                 h, loop);
     }
     rewriter.replaceOp(op, loop->getResult(0));
     return success();
