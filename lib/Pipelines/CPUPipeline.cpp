@@ -157,7 +157,7 @@ mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
 }
 
 void mlir::rpe::addFusionPasses(OpPassManager &pm, int64_t outlineMinRepeats,
-                                bool splitHeads) {
+                                bool splitHeads, int64_t numThreads) {
   // Front-end attention (batch_matmul on collapsed batch·heads,
   // transposes) into the 4-D form the raising matches.
   pm.addPass(createRPENormalizeAttentionPass());
@@ -165,7 +165,9 @@ void mlir::rpe::addFusionPasses(OpPassManager &pm, int64_t outlineMinRepeats,
   pm.addPass(createCanonicalizerPass());
   // The gather trick's B×H×L×NB tables one (batch, head) at a time.
   if (splitHeads) {
-    pm.addPass(createRPESplitAttentionHeadsPass());
+    RPESplitAttentionHeadsPassOptions split;
+    split.numThreads = numThreads;
+    pm.addPass(createRPESplitAttentionHeadsPass(split));
     pm.addPass(createCanonicalizerPass());
   }
   // One kernel per distinct attention and linalg op, not one per layer;
@@ -258,7 +260,8 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
   // Attention: fused and tiled (FlashAttention-2 structure, nothing Lq×Lk),
   // unless the reference path is asked for.
   if (!options.reference) {
-    addFusionPasses(pm, options.outlineMinRepeats, options.splitAttentionHeads);
+    addFusionPasses(pm, options.outlineMinRepeats, options.splitAttentionHeads,
+                    options.numThreads);
     if (options.vectorize) {
       VectorizeAttentionOptions v = resolveVectorizeOptions(options);
       RPEVectorizeAttentionPassOptions vec;
@@ -331,6 +334,9 @@ void mlir::rpe::addCPULoweringPasses(OpPassManager &pm,
   // linalg -> loops -> LLVM dialect; the attention's parallel loop goes to
   // OpenMP threads when asked for.
   if (options.numThreads > 0) {
+    // One parallel region per outermost loop (a loop over heads holds the
+    // kernels' loops).
+    pm.addPass(createRPESerializeNestedForallsPass());
     pm.addPass(createForallToParallelLoopPass());
     ConvertSCFToOpenMPPassOptions omp;
     omp.numThreads = options.numThreads;

@@ -156,6 +156,31 @@ def test_deberta_key_band_edges(c2p):
     np.testing.assert_allclose(fn(q, k, v, pq, pk), want, rtol=1e-4, atol=1e-5)
 
 
+@pytest.mark.parametrize("heads", [2, 3])
+def test_deberta_threads(heads):
+    """With 2 threads, H = 2 splits evenly: rpe-split-attention-heads runs
+    the heads in parallel, each thread its head's blocks of 1024 query rows
+    and their tables (the groups and the kernel's tiles on the head's
+    thread, rpe-serialize-nested-foralls); H = 3 does not: one head after
+    another, the threads inside each. Lengths that leave partial groups,
+    tiles and position-table lines, and more than one block."""
+    bucketing = ir.Log(256, 512)
+    text = ir.deberta_attention(bucketing, batch=None, heads=heads, lq=None,
+                                lk=None, head_dim=8, name="deb")
+    fn = rpe.compile(text, num_threads=2).deb
+    rng = np.random.default_rng(heads)
+    s = ir.deberta_scale(8, True, True)
+    for lq, lk in [(37, 70), (130, 129), (1100, 1030)]:
+        q, k, v, _ = _inputs(rng, 1, heads, lq, lk, 8, 1)
+        pq, pk = (rng.standard_normal((heads, 512, 8)).astype(np.float32)
+                  for _ in range(2))
+        bias = ref.disentangled_bias(q, k, pq * np.float32(s),
+                                     pk * np.float32(s), bucketing)
+        want = ref.attention(q, k, v, bias=bias, scale=s)
+        np.testing.assert_allclose(fn(q, k, v, pq, pk), want, rtol=1e-4,
+                                   atol=1e-5, err_msg="lq=%d lk=%d" % (lq, lk))
+
+
 @pytest.mark.parametrize("cpu", CPUS + ["generic"])
 def test_softmax_exp_accuracy(cpu):
     """The kernel's exp, seen through two keys: row i scores 0 and x_i, the

@@ -16,6 +16,25 @@
 // RUN: rpe-opt %s -rpe-cpu-pipeline -mlir-print-ir-after=rpe-vectorize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=COPIES
 // RUN: rpe-opt %s -rpe-cpu-pipeline="split-attention-heads=0" -mlir-print-ir-after=one-shot-bufferize -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOSPLIT
 // RUN: rpe-opt %s -rpe-cpu-pipeline="vector-width=16" -mlir-print-ir-after=rpe-vectorize-transposes -o /dev/null 2>&1 | FileCheck %s --check-prefix=TABLES
+// RUN: rpe-opt %s -rpe-cpu-pipeline="num-threads=2" -mlir-print-ir-after=convert-scf-to-openmp -o /dev/null 2>&1 | FileCheck %s --check-prefix=THREADS
+// RUN: rpe-opt %s -rpe-cpu-pipeline="num-threads=3" -mlir-print-ir-after=convert-scf-to-openmp -o /dev/null 2>&1 | FileCheck %s --check-prefix=THREADS3
+
+// With 2 threads the 8 heads split evenly: the heads are the one parallel
+// region of the call, everything of a head on its thread
+// (rpe-split-attention-heads{num-threads}, rpe-serialize-nested-foralls).
+// With 3 they do not: one head after another, each loop of a head (the
+// tables' transposes, edge columns and groups, the kernel) a region.
+// THREADS: func.func private @__rpe_attention_heads(
+// THREADS: omp.parallel
+// THREADS-NEXT: omp.wsloop
+// THREADS-NEXT: omp.loop_nest (%{{.*}}) : index = (%{{.*}}) to (%c8{{.*}}) step
+// THREADS-NOT: omp.parallel
+// THREADS: return
+// THREADS3: func.func private @__rpe_attention_heads(
+// THREADS3: scf.for
+// THREADS3-COUNT-8: omp.parallel
+// THREADS3-NOT: omp.parallel
+// THREADS3: return
 
 // The position tables, scaled by 1/sqrt(3D) in the function, are prepared
 // for the projections in one pass each: rpe-fuse-attention runs the

@@ -324,10 +324,11 @@ void buildNVPTXPipeline(OpPassManager &pm, const NVPTXPipelineOptions &options);
 /// attention fusion and outlining; the rest of rpe (and element-wise
 /// tensor code) to linalg; one-shot bufferization with identity-layout
 /// function boundaries. `splitHeads` (the CPU pipeline): attentions with
-/// per-head gather tables run per (batch, head), in parallel
-/// (rpe-split-attention-heads), before outlining.
+/// per-head gather tables run per (batch, head) (rpe-split-attention-heads,
+/// the heads in parallel when they split evenly among `numThreads`), before
+/// outlining.
 void addFusionPasses(OpPassManager &pm, int64_t outlineMinRepeats,
-                     bool splitHeads = false);
+                     bool splitHeads = false, int64_t numThreads = 0);
 void addToLinalgPasses(OpPassManager &pm);
 void addBufferizePass(OpPassManager &pm);
 

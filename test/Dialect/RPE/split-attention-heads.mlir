@@ -1,6 +1,9 @@
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="bucket-column-rows=0" | FileCheck %s
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads | FileCheck %s --check-prefix=GROUPS
-// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="parallel-heads=1" | FileCheck %s --check-prefix=PAR
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="parallel-heads=1 parallel-query-block=0" | FileCheck %s --check-prefix=PAR
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="num-threads=2" | FileCheck %s --check-prefix=PARBLOCK
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="num-threads=8" | FileCheck %s --check-prefix=PARBLOCK
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="num-threads=3" | FileCheck %s --check-prefix=SERIAL
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=0" | FileCheck %s --check-prefix=NOBLOCK
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="min-table-columns=8" | FileCheck %s --check-prefix=NARROW
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="key-band=0 bucket-column-rows=0" | FileCheck %s --check-prefix=NOBAND
@@ -8,6 +11,8 @@
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads -canonicalize | FileCheck %s --check-prefix=COLS
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=-1" 2>&1 | FileCheck %s --check-prefix=BADBLOCK --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="bucket-column-rows=-2" 2>&1 | FileCheck %s --check-prefix=BADROWS --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="num-threads=-1" 2>&1 | FileCheck %s --check-prefix=BADTHREADS --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="parallel-query-block=-8" 2>&1 | FileCheck %s --check-prefix=BADPARBLOCK --implicit-check-not="current operation"
 
 // BADBLOCK: error: rpe-split-attention-heads: query-block must not be negative, got -1
 // BADROWS: error: rpe-split-attention-heads: bucket-column-rows must not be negative, got -2
@@ -122,8 +127,36 @@
 // NOBLOCK: tensor.insert_slice
 // NOBLOCK: } {rpe.split_heads}
 
-// parallel-heads=1: an scf.forall over (batch, head), a head's whole table
-// per thread.
+// BADTHREADS: error: rpe-split-attention-heads: num-threads must not be negative, got -1
+// BADPARBLOCK: error: rpe-split-attention-heads: parallel-query-block must not be negative, got -8
+
+// With num-threads = 2 (H = 4 a multiple) or 8 (B·H = 2·4, B static): an
+// scf.forall over (batch, head), each thread its head's blocks of
+// parallel-query-block rows, written into the head's slice of the output,
+// which goes in whole. With 3 threads the pairs do not split evenly: one
+// head after another (the threads inside the head).
+// PARBLOCK-LABEL: func.func @c2p
+// PARBLOCK: %[[LOOP:.*]] = scf.forall (%[[BH:.*]]) in (%{{.*}}) shared_outs(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x4x?x16xf32>)
+// PARBLOCK: %[[B:.*]] = arith.divui %[[BH]], %{{.*}}
+// PARBLOCK: %[[H:.*]] = arith.remui %[[BH]], %{{.*}}
+// PARBLOCK: %[[HEAD:.*]] = tensor.extract_slice %[[ACC]][%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 16]
+// PARBLOCK: %[[BLOCKS:.*]] = scf.for %[[R0:.*]] = %{{.*}} to %{{.*}} step %c1024 iter_args(%[[OUT:.*]] = %[[HEAD]]) -> (tensor<1x1x?x16xf32>)
+// PARBLOCK: scf.forall (%{{.*}}) = (0) to (%{{.*}}) step (24)
+// PARBLOCK: %[[O:.*]] = rpe.attention {{.*}} q_offset(%[[R0]])
+// PARBLOCK: %[[IN:.*]] = tensor.insert_slice %[[O]] into %[[OUT]][0, 0, %[[R0]], 0]
+// PARBLOCK-NEXT: scf.yield %[[IN]]
+// PARBLOCK: scf.forall.in_parallel
+// PARBLOCK-NEXT: tensor.parallel_insert_slice %[[BLOCKS]] into %[[ACC]][%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 16]
+// PARBLOCK: } {rpe.split_heads}
+// PARBLOCK: return %[[LOOP]]
+// SERIAL-LABEL: func.func @c2p
+// SERIAL-NOT: scf.forall (%{{.*}}) in
+// SERIAL: scf.for {{.*}} iter_args
+// SERIAL: step %c2048
+// SERIAL: } {rpe.split_heads}
+
+// parallel-heads=1 parallel-query-block=0: an scf.forall over (batch,
+// head), a head's whole table per thread.
 // PAR-LABEL: func.func @c2p
 // PAR: %[[LOOP:.*]] = scf.forall (%[[BH:.*]]) in (%{{.*}}) shared_outs(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x4x?x16xf32>)
 // PAR: %[[B:.*]] = arith.divui %[[BH]], %{{.*}}

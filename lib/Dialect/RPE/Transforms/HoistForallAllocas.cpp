@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
+#include "rpe/Dialect/RPE/Transforms/Transforms.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -27,19 +28,13 @@ namespace rpe {
 
 using namespace mlir;
 
-namespace {
-
-struct RPEHoistForallAllocasPass
-    : rpe::impl::RPEHoistForallAllocasPassBase<RPEHoistForallAllocasPass> {
-  void runOnOperation() override {
-    // A stack scope directly in a forall body becomes part of the body.
-    SmallVector<memref::AllocaScopeOp> scopes;
-    getOperation()->walk([&](memref::AllocaScopeOp scope) {
-      auto forall = dyn_cast<scf::ForallOp>(scope->getParentOp());
-      if (forall && forall.getNumResults() == 0)
-        scopes.push_back(scope);
-    });
-    for (memref::AllocaScopeOp scope : scopes) {
+void mlir::rpe::hoistForallAllocas(ArrayRef<scf::ForallOp> loops) {
+  for (scf::ForallOp forall : loops) {
+    if (forall.getNumResults() != 0)
+      continue;
+    // A stack scope directly in the body becomes part of the body.
+    for (auto scope : llvm::make_early_inc_range(
+             forall.getBody()->getOps<memref::AllocaScopeOp>())) {
       Block &body = scope.getBodyRegion().front();
       Operation *ret = body.getTerminator();
       scope->replaceAllUsesWith(ret->getOperands());
@@ -48,23 +43,16 @@ struct RPEHoistForallAllocasPass
           ret->getIterator());
       scope.erase();
     }
-
-    SmallVector<std::pair<scf::ForallOp, memref::AllocaOp>> allocas;
-    getOperation()->walk([&](scf::ForallOp forall) {
-      if (forall.getNumResults() != 0)
-        return;
-      // Allocas of this loop's scope (not of nested scopes).
-      forall.getBody()->walk<WalkOrder::PreOrder>([&](Operation *op) {
-        if (op->hasTrait<OpTrait::AutomaticAllocationScope>())
-          return WalkResult::skip();
-        if (auto alloca = dyn_cast<memref::AllocaOp>(op))
-          allocas.push_back({forall, alloca});
-        return WalkResult::advance();
-      });
+    // Allocas of this loop's scope (not of nested scopes).
+    SmallVector<memref::AllocaOp> allocas;
+    forall.getBody()->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (op->hasTrait<OpTrait::AutomaticAllocationScope>())
+        return WalkResult::skip();
+      if (auto alloca = dyn_cast<memref::AllocaOp>(op))
+        allocas.push_back(alloca);
+      return WalkResult::advance();
     });
-    for (auto &entry : allocas) {
-      scf::ForallOp forall = entry.first;
-      memref::AllocaOp alloca = entry.second;
+    for (memref::AllocaOp alloca : allocas) {
       bool invariant = llvm::all_of(alloca->getOperands(), [&](Value v) {
         return !forall->isAncestor(v.getParentRegion()->getParentOp());
       });
@@ -81,6 +69,18 @@ struct RPEHoistForallAllocasPass
       b.setInsertionPoint(alloc->getBlock()->getTerminator());
       memref::DeallocOp::create(b, alloc.getLoc(), alloc);
     }
+  }
+}
+
+namespace {
+
+struct RPEHoistForallAllocasPass
+    : rpe::impl::RPEHoistForallAllocasPassBase<RPEHoistForallAllocasPass> {
+  void runOnOperation() override {
+    SmallVector<scf::ForallOp> loops;
+    getOperation()->walk(
+        [&](scf::ForallOp forall) { loops.push_back(forall); });
+    rpe::hoistForallAllocas(loops);
   }
 };
 

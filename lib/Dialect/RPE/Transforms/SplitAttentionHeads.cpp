@@ -444,18 +444,24 @@ FailureOr<Value> tileTable(RewriterBase &rewriter, Location loc, Value table,
 }
 
 struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
-  SplitAttentionHeads(MLIRContext *ctx, int64_t minTableColumns,
-                      bool parallelHeads, int64_t queryBlock, bool keyBand,
-                      bool bucketColumns, int64_t bucketColumnRows)
-      : OpRewritePattern(ctx), minTableColumns(minTableColumns),
-        parallelHeads(parallelHeads), queryBlock(queryBlock), keyBand(keyBand),
-        bucketColumns(bucketColumns), bucketColumnRows(bucketColumnRows) {}
-  int64_t minTableColumns;
-  bool parallelHeads;
-  int64_t queryBlock;
-  bool keyBand;
-  bool bucketColumns;
-  int64_t bucketColumnRows;
+  SplitAttentionHeads(MLIRContext *ctx,
+                      const SplitAttentionHeadsOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
+  SplitAttentionHeadsOptions options;
+
+  /// Whether `op`'s (batch, head) pairs go to the threads whole: with
+  /// `parallel-heads`, or when they split evenly among `num-threads`
+  /// threads for any batch (H, or a static B·H, a multiple of it).
+  bool parallelHeads(RankedTensorType qType) const {
+    if (options.parallelHeads)
+      return true;
+    int64_t threads = options.numThreads;
+    int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
+    if (threads < 2 || ShapedType::isDynamic(heads))
+      return false;
+    return heads % threads == 0 ||
+           (!ShapedType::isDynamic(batch) && batch * heads % threads == 0);
+  }
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -470,7 +476,8 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     if (llvm::any_of(tables, [&](Value t) {
           int64_t columns =
               cast<RankedTensorType>(t.getType()).getShape().back();
-          return ShapedType::isDynamic(columns) || columns < minTableColumns;
+          return ShapedType::isDynamic(columns) ||
+                 columns < options.minTableColumns;
         }))
       return rewriter.notifyMatchFailure(op, "tables too narrow to split");
 
@@ -486,9 +493,12 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     // Parallel over heads (each thread holds its head's tables), or one
     // head after another with the threads inside the head (one head's
     // tables in memory, shared by the threads).
+    bool parallel = parallelHeads(qType);
+    int64_t queryBlock =
+        parallel ? options.parallelQueryBlock : options.queryBlock;
     Operation *loop;
     Value bh, acc;
-    if (parallelHeads) {
+    if (parallel) {
       auto forall =
           scf::ForallOp::create(rewriter, loc, ArrayRef<OpFoldResult>{count},
                                 ValueRange{init}, std::nullopt);
@@ -520,14 +530,14 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     // head after another only: a parallel loop holds a head per thread).
     SetVector<Value> blockTables;
     DenseMap<Value, Saturation> bandTables;
-    if (!parallelHeads && queryBlock > 0 && !op.getQOffset()) {
+    if (queryBlock > 0 && !op.getQOffset()) {
       blockTables = rowTables(op, tables);
-      if (keyBand)
+      if (options.keyBand)
         bandTables = keyBandTables(op, tables);
     }
     // Before any tiling adds other uses of the tables.
     DenseMap<Value, ColumnTable> columnTables;
-    if (bucketColumns)
+    if (options.bucketColumns)
       for (Value table : tables)
         if (blockTables.contains(table) || bandTables.count(table))
           if (std::optional<ColumnTable> ct = columnTable(op, table))
@@ -615,13 +625,13 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         return tensor::InsertSliceOp::create(rewriter, loc, source, dest, offs,
                                              sizes, unitStrides(offs.size()));
       };
-      if (bucketColumnRows <= 0) {
+      if (options.bucketColumnRows <= 0) {
         full = computeRows(full, row0, rewriter.getIndexAttr(0), rows,
                            rangeOf(row0, rows), insertSlice);
       } else {
         // The groups in parallel: one parallel region per table and block
         // (not one per group), each group's range written in place.
-        OpFoldResult step = rewriter.getIndexAttr(bucketColumnRows);
+        OpFoldResult step = rewriter.getIndexAttr(options.bucketColumnRows);
         auto groups = scf::ForallOp::create(
             rewriter, loc, ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0)},
             ArrayRef<OpFoldResult>{rows}, ArrayRef<OpFoldResult>{step},
@@ -630,7 +640,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         rewriter.setInsertionPointToStart(groups.getBody());
         Value s = groups.getInductionVar(0);
         Value n = arith::MinSIOp::create(
-            rewriter, loc, indexConst(rewriter, loc, bucketColumnRows),
+            rewriter, loc, indexConst(rewriter, loc, options.bucketColumnRows),
             arith::SubIOp::create(rewriter, loc, rows, s));
         Value r = arith::AddIOp::create(rewriter, loc, row0, s);
         auto parallelInsert = [&](Value source, Value dest,
@@ -693,8 +703,13 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     if (!blockTables.empty() || !bandTables.empty()) {
       Value lq = dims.lq;
       Value step = indexConst(rewriter, loc, queryBlock);
-      blockLoop =
-          scf::ForOp::create(rewriter, loc, zero, lq, step, ValueRange{acc});
+      // In a forall the blocks write the head's slice of its output
+      // (inserted whole at the end), in a for the output itself.
+      Value blockAcc = acc;
+      if (isa<scf::ForallOp>(loop))
+        blockAcc = sliceLeading(rewriter, loc, acc, {b, h});
+      blockLoop = scf::ForOp::create(rewriter, loc, zero, lq, step,
+                                     ValueRange{blockAcc});
       rewriter.setInsertionPointToStart(blockLoop.getBody());
       row0 = blockLoop.getInductionVar();
       Value rows = arith::MinSIOp::create(
@@ -854,9 +869,22 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
               : rewriter.getIndexAttr(resultType.getDimSize(d)));
     SmallVector<OpFoldResult> strides(4, rewriter.getIndexAttr(1));
     if (auto forall = dyn_cast<scf::ForallOp>(loop)) {
+      Value result = attention.getResult();
+      if (blockLoop) {
+        // The block into the head's slice, the slice into the output.
+        offs[0] = offs[1] = rewriter.getIndexAttr(0);
+        Value inserted = tensor::InsertSliceOp::create(
+            rewriter, loc, result, blockLoop.getRegionIterArgs().front(), offs,
+            sizes, strides);
+        scf::YieldOp::create(rewriter, loc, inserted);
+        result = blockLoop.getResult(0);
+        rewriter.setInsertionPointAfter(blockLoop);
+        offs = {b, h, rewriter.getIndexAttr(0), rewriter.getIndexAttr(0)};
+        sizes = tensor::getMixedSizes(rewriter, loc, result);
+      }
       rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
-      tensor::ParallelInsertSliceOp::create(
-          rewriter, loc, attention.getResult(), acc, offs, sizes, strides);
+      tensor::ParallelInsertSliceOp::create(rewriter, loc, result, acc, offs,
+                                            sizes, strides);
     } else {
       Value dest = blockLoop ? blockLoop.getRegionIterArgs().front() : acc;
       Value inserted = tensor::InsertSliceOp::create(
@@ -916,14 +944,14 @@ struct RPESplitAttentionHeadsPass
 
   LogicalResult checkOptions(
       function_ref<LogicalResult(const Twine &)> error) const override {
-    if (queryBlock < 0)
-      return error(
-          "rpe-split-attention-heads: query-block must not be negative, got " +
-          Twine(static_cast<int64_t>(queryBlock)));
-    if (bucketColumnRows < 0)
-      return error("rpe-split-attention-heads: bucket-column-rows must not be "
-                   "negative, got " +
-                   Twine(static_cast<int64_t>(bucketColumnRows)));
+    for (auto [name, value] :
+         {std::pair<StringRef, int64_t>("query-block", queryBlock),
+          {"parallel-query-block", parallelQueryBlock},
+          {"bucket-column-rows", bucketColumnRows},
+          {"num-threads", numThreads}})
+      if (value < 0)
+        return error("rpe-split-attention-heads: " + name +
+                     " must not be negative, got " + Twine(value));
     return success();
   }
 
@@ -932,9 +960,16 @@ struct RPESplitAttentionHeadsPass
       return signalPassFailure();
     MLIRContext *ctx = &getContext();
     RewritePatternSet patterns(ctx);
-    populateRPESplitAttentionHeadsPatterns(patterns, minTableColumns,
-                                           parallelHeads, queryBlock, keyBand,
-                                           bucketColumns, bucketColumnRows);
+    SplitAttentionHeadsOptions options;
+    options.minTableColumns = minTableColumns;
+    options.parallelHeads = parallelHeads;
+    options.numThreads = numThreads;
+    options.queryBlock = queryBlock;
+    options.parallelQueryBlock = parallelQueryBlock;
+    options.keyBand = keyBand;
+    options.bucketColumns = bucketColumns;
+    options.bucketColumnRows = bucketColumnRows;
+    populateRPESplitAttentionHeadsPatterns(patterns, options);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     // The whole tables are dead once the sizes of their slices no longer
@@ -952,10 +987,6 @@ struct RPESplitAttentionHeadsPass
 } // namespace
 
 void mlir::rpe::populateRPESplitAttentionHeadsPatterns(
-    RewritePatternSet &patterns, int64_t minTableColumns, bool parallelHeads,
-    int64_t queryBlock, bool keyBand, bool bucketColumns,
-    int64_t bucketColumnRows) {
-  patterns.add<SplitAttentionHeads>(patterns.getContext(), minTableColumns,
-                                    parallelHeads, queryBlock, keyBand,
-                                    bucketColumns, bucketColumnRows);
+    RewritePatternSet &patterns, const SplitAttentionHeadsOptions &options) {
+  patterns.add<SplitAttentionHeads>(patterns.getContext(), options);
 }

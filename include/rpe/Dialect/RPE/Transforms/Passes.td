@@ -756,9 +756,15 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     (the threads work inside one head and share its tables), and tables
     read at the query position (`%T[.., .., %i, ...]`) are computed per
     block of `query-block` query rows, the attention running on the block
-    at `q_offset` = its first row (not for an attention with a q_offset);
-    `parallel-heads=1` builds an `scf.forall` instead, each thread with
-    its head's whole tables. With query blocks, a table read at the key
+    at `q_offset` = its first row (not for an attention with a q_offset).
+    An `scf.forall` instead, each thread with its own head and its blocks
+    of `parallel-query-block` rows, with `parallel-heads=1`, or with
+    `num-threads` = T >= 2 when the (batch, head) pairs split evenly among
+    T threads for any batch (H, or a static B·H, a multiple of T): one
+    parallel region per call instead of a few per head (the loops inside
+    run on the head's thread, rpe-serialize-nested-foralls), which at
+    L = 128 costs 0.5-0.75× the time of the heads one after another. With
+    query blocks, a table read at the key
     position and a bucket of (i, j) that saturates beyond a distance M
     (`%T[.., .., %j, rpe.bucket %i, %j]` with clip, t5 or log buckets: p2c)
     is computed per block for the keys [row0 - M + 1, row0 + rows + M - 1)
@@ -779,9 +785,14 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     every key, a p2c row those of its key against the block's queries:
     a window of Lk or of the block's rows), the groups in an `scf.forall`
     that writes each group's rows of the tensor in place: at L = 128 a
-    row needs 128 of the 255 columns.
-    Other
-    uses of `%b`, `%h` in `score_mod` see the global indices. Attentions
+    row needs 128 of the 255 columns. Such a table's producer reads an
+    operand along the table's columns and heads (rpe-fuse-attention's
+    position table transposed to (H×)D×NB), made by a linalg op that
+    nothing else uses: each iteration builds the operand for its head
+    only, and only the columns between the buckets of the whole call's
+    smallest and largest i - j, into a one-head buffer whose other
+    columns are not written (at L = 128 256 of DeBERTa's 512).
+    Other uses of `%b`, `%h` in `score_mod` see the global indices. Attentions
     with a dense `bias` operand, or whose tables are read otherwise, are
     left alone, and so are tables narrower than `min-table-columns` (their
     innermost size, static): Shaw's clipped buckets (33 columns) cost less
@@ -797,9 +808,17 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     Option<"parallelHeads", "parallel-heads", "bool", /*default=*/"false",
            "An scf.forall over (batch, head) (each thread its own head and "
            "tables) instead of an scf.for (the threads share one head)">,
+    Option<"numThreads", "num-threads", "int64_t", /*default=*/"0",
+           "With at least 2: an scf.forall over (batch, head) also when the "
+           "pairs split evenly among this many threads for any batch (H, "
+           "or a static B·H, a multiple of it)">,
     Option<"queryBlock", "query-block", "int64_t", /*default=*/"2048",
            "With an scf.for over heads: tables read at the query position "
            "are computed per block of this many query rows (0: per head)">,
+    Option<"parallelQueryBlock", "parallel-query-block", "int64_t",
+           /*default=*/"1024",
+           "query-block for an scf.forall over heads (each thread holds its "
+           "block's tables)">,
     Option<"keyBand", "key-band", "bool", /*default=*/"true",
            "With query blocks: tables read at the key position through a "
            "Toeplitz bucket that saturates are computed per block for the "
@@ -982,6 +1001,29 @@ def RPEHoistForallAllocasPass : Pass<"rpe-hoist-forall-allocas"> {
     the iteration. Do not run it on loops that will run in parallel.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
+def RPESerializeNestedForallsPass : Pass<"rpe-serialize-nested-foralls"> {
+  let summary = "scf.forall loops inside another one as scf.for loops";
+  let description = [{
+    A result-less `scf.forall` nested in another `scf.forall` runs on the
+    thread of the outer loop's iteration: the CPU pipeline maps each forall
+    to an OpenMP parallel region, and OpenMP runs a region inside an active
+    one with a team of one thread by default, still paying for the nested
+    region each time. This pass lowers such loops to `scf.for` nests
+    (upstream `scf::forallToForLoop`), their stack scratch prepared as
+    `rpe-hoist-forall-allocas` does. A loop of rpe-split-attention-heads'
+    `parallel-heads` holds the per-group loops of its tables and the
+    attention kernel's loop over query tiles: one parallel region per call
+    instead of one per head and loop. The CPU pipeline runs it before the
+    OpenMP conversion.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect",
+                           "::mlir::scf::SCFDialect"];
+  let statistics = [
+    Statistic<"numSerialized", "num-serialized",
+              "Number of nested scf.forall loops lowered to scf.for">,
+  ];
 }
 
 def RPEExpandStridedCopiesPass : Pass<"rpe-expand-strided-copies"> {

@@ -171,14 +171,24 @@ uint64_t kernelStackBytes(AttentionOp op,
 /// on collapsed batch·heads, transposes) into 4-D linalg generics.
 void populateRPENormalizeAttentionPatterns(RewritePatternSet &patterns);
 
+/// Options of rpe-split-attention-heads (see its pass options).
+struct SplitAttentionHeadsOptions {
+  int64_t minTableColumns = 128;
+  bool parallelHeads = false;
+  int64_t numThreads = 0;
+  int64_t queryBlock = 2048;
+  int64_t parallelQueryBlock = 1024;
+  bool keyBand = true;
+  bool bucketColumns = true;
+  int64_t bucketColumnRows = 24;
+};
+
 /// rpe-split-attention-heads: attentions with per-(batch, head) gather
-/// tables into a parallel loop over (batch, head) with the tables' producers
-/// tiled into it, when every table has at least `minTableColumns` (static)
+/// tables into a loop over (batch, head) with the tables' producers tiled
+/// into it, when every table has at least `minTableColumns` (static)
 /// columns.
 void populateRPESplitAttentionHeadsPatterns(
-    RewritePatternSet &patterns, int64_t minTableColumns, bool parallelHeads,
-    int64_t queryBlock, bool keyBand = true, bool bucketColumns = true,
-    int64_t bucketColumnRows = 24);
+    RewritePatternSet &patterns, const SplitAttentionHeadsOptions &options);
 
 /// Patterns of rpe-legalize-math that rewrite math ops convert-math-to-llvm
 /// cannot lower into ones it can (f32 erf/erfc polynomials, isinf,
@@ -312,6 +322,14 @@ std::optional<unsigned> getParallelizableLoop(linalg::LinalgOp op,
 FailureOr<scf::ForallOp> parallelizeLinalgOp(RewriterBase &rewriter,
                                              linalg::LinalgOp op, unsigned loop,
                                              int64_t numThreads);
+
+/// For result-less `loops` about to run sequentially (lowered to scf.for):
+/// their bodies' stack scopes are inlined, the allocas of their own scope
+/// whose sizes are defined outside the loop are hoisted in front of it, and
+/// the others become a `memref.alloc` freed at the end of the iteration
+/// (rpe-hoist-forall-allocas, rpe-serialize-nested-foralls). Inner loops
+/// first: their hoisted allocas then belong to the loop around them.
+void hoistForallAllocas(ArrayRef<scf::ForallOp> loops);
 
 } // namespace rpe
 } // namespace mlir
