@@ -295,11 +295,14 @@ def _t5_hf_module(length):
     return export(Core(), (q, q, q), func_name="attn")
 
 
-def _compile_rpe(text, library=None):
-    """rpe.compile(text) as the benchmark compiles it; with `library`, by
-    that librpe-c.so (another build of rpe) in a child process, and loaded
-    here: modules of two builds side by side in one process."""
+def _compile_rpe(text, library=None, threads=None):
+    """rpe.compile(text) as the benchmark compiles it (with `threads`: for
+    that many threads); with `library`, by that librpe-c.so (another build
+    of rpe) in a child process, and loaded here: modules of two builds side
+    by side in one process."""
     import rpe
+    if threads is not None:
+        return rpe.compile(text, **dict(RPE_OPTIONS, num_threads=threads))
     if library is None:
         return rpe.compile(text, **RPE_OPTIONS)
     from rpe.compiler import Module
@@ -332,9 +335,10 @@ def _compile_only(src, out):
     print(json.dumps(json.loads(description)["functions"]))
 
 
-def _build(impl, length, dec, library=None):
+def _build(impl, length, dec, library=None, threads=None):
     """Returns (call, output_bytes): `call()` runs the implementation once;
-    rpe implementations are compiled by `library` when given."""
+    rpe implementations are compiled by `library` when given, for `threads`
+    threads when given (not the decode shapes, nor rpe_t5_hf)."""
     import numpy as np
     rng = np.random.default_rng(0)
     if impl == "rpe_t5_hf":
@@ -368,7 +372,7 @@ def _build(impl, length, dec, library=None):
             fn = mod.attn
             return (lambda: fn(q, k, v, lk - lq)), q.nbytes
         text = _rpe_module(impl, length)
-        mod = _compile_rpe(text, library)
+        mod = _compile_rpe(text, library, threads)
         fn = mod.attn
         types = text.arg_types if hasattr(text, "arg_types") else \
             ["tensor<%dx%dx?x%dxf32>" % (B, H, D)] * 3
@@ -470,14 +474,16 @@ def child(impl, length, repeats, dec):
     print(json.dumps({"times": times, "extra": extra}))
 
 
-def interleave(impls, lengths, rounds, baseline=None):
+def interleave(impls, lengths, rounds, baseline=None, one_thread=False):
     """Every rpe implementation compiled once per length in this process
-    (and again by the `baseline` librpe-c.so, as "<impl>@base"), warmed up,
-    then called in turn `rounds` times. Prints, per variant, the min and
-    median time, the median over rounds of its time / rpe_none's time of
-    the same build in the same round (the cost of a term) and, with a
-    baseline, of its time / the baseline's (the cost of a change): ratios
-    with the machine's drift cancelled."""
+    (and again by the `baseline` librpe-c.so, as "<impl>@base"; with
+    `one_thread`, again for one thread, as "<impl>@1t"), warmed up, then
+    called in turn `rounds` times. Prints, per variant, the min and median
+    time, the median over rounds of its time / rpe_none's time of the same
+    build in the same round (the cost of a term) and, with a baseline, of
+    its time / the baseline's (the cost of a change), with one_thread of
+    its time / its one-thread time (1 / the threads' speedup): ratios with
+    the machine's drift cancelled."""
     results = []
     for length in lengths:
         variants = []
@@ -492,6 +498,9 @@ def interleave(impls, lengths, rounds, baseline=None):
                 if baseline:
                     variants.append((name + "@base",
                                      _build(kind, length, dec, baseline)[0]))
+                if one_thread and not dec and impl != "rpe_t5_hf":
+                    variants.append((name + "@1t",
+                                     _build(kind, length, dec, None, 1)[0]))
         for _, call in variants:
             call()
             call()
@@ -500,14 +509,16 @@ def interleave(impls, lengths, rounds, baseline=None):
             for name, call in variants:
                 times[name].extend(_time_calls(call, 1))
         for name, _ in variants:
-            impl, base = name.split("@")[0], name.endswith("@base")
+            impl, variant = (name.split("@") + [""])[:2]
             row = {"L": length, "variant": name,
                    "min_ms": 1e3 * min(times[name]),
                    "median_ms": 1e3 * statistics.median(times[name])}
             refs = {} if impl.startswith("rpe_decode") else \
-                {"over_none": "rpe_none@base" if base else "rpe_none"}
-            if baseline and not base:
+                {"over_none": "rpe_none" + ("@" + variant if variant else "")}
+            if baseline and not variant:
                 refs["over_base"] = impl + "@base"
+            if one_thread and not variant:
+                refs["over_1t"] = impl + "@1t"
             text = ""
             for key, ref in refs.items():
                 if ref in times and ref != name:
@@ -665,6 +676,10 @@ def main():
                         help="rpe implementations only: compile each once "
                         "per length in one process and call them in turn "
                         "ROUNDS times (see interleave())")
+    parser.add_argument("--one-thread", action="store_true",
+                        help="with --interleave: also compile every "
+                        "implementation for one thread and report the "
+                        "threads' time / its time")
     parser.add_argument("--baseline-library", metavar="LIBRPE_C",
                         help="with --interleave: also compile every "
                         "implementation with this librpe-c.so (another "
@@ -691,7 +706,8 @@ def main():
             impls.insert(0, "rpe_none")
         os.environ["OMP_NUM_THREADS"] = str(THREADS)
         results = interleave(impls, [int(x) for x in args.lengths.split(",")],
-                             args.interleave, args.baseline_library)
+                             args.interleave, args.baseline_library,
+                             args.one_thread)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"threads": THREADS, "isa": ISA,

@@ -490,9 +490,11 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     Value count = arith::MulIOp::create(rewriter, loc, dims.batch, dims.heads);
     Value zero = indexConst(rewriter, loc, 0);
 
-    // Parallel over heads (each thread holds its head's tables), or one
-    // head after another with the threads inside the head (one head's
-    // tables in memory, shared by the threads).
+    // Parallel over heads (each thread its head's block tables; one
+    // parallel region per call, the loops inside on the head's thread), or
+    // one head after another with the threads inside the head (one head's
+    // tables in memory, shared by the threads; a few parallel regions per
+    // head).
     bool parallel = parallelHeads(qType);
     int64_t queryBlock =
         parallel ? options.parallelQueryBlock : options.queryBlock;
@@ -526,8 +528,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     map.map(op.getV(), sliceLeading(rewriter, loc, op.getV(), {b, hk}));
     if (Value lengths = op.getKeyLengths())
       map.map(lengths, sliceLeading(rewriter, loc, lengths, {b}));
-    // Tables read at the query position, per block of query rows (one
-    // head after another only: a parallel loop holds a head per thread).
+    // Tables read at the query position, per block of query rows.
     SetVector<Value> blockTables;
     DenseMap<Value, Saturation> bandTables;
     if (queryBlock > 0 && !op.getQOffset()) {
