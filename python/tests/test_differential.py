@@ -1148,6 +1148,12 @@ PATHS = {
     "fused": {},
     "tiles5x7": {"tile_q": 5, "tile_k": 7},
     "reference": {"reference": True},
+    # Two OpenMP threads: rpe-split-attention-heads runs attentions with
+    # per-head gather tables (DeBERTa, Shaw) with their heads in parallel
+    # when the heads split evenly (H = 2), else one head after another
+    # with the threads inside it (H = 1, 3); modules without such tables
+    # stay out of this path (see paths_for).
+    "threads": {"num_threads": 2},
     # The kernels rpe-nvptx-pipeline builds (SIMT attention, one thread per
     # element elsewhere), one thread per block, run on the CPU.
     "gpu": {"target": "nvptx-emulated"},
@@ -1183,7 +1189,9 @@ def paths_for(case):
     if "rpe.attention" in case.module:
         # The register kernel takes 16-bit attention only.
         sixteen = re.search(r"x(b?)f16>", case.module)
-        return [p for p in PATHS if sixteen or p not in _REGISTER_PATHS]
+        tables = re.search(r"rpe\.(disentangled_bias|shaw_logits)", case.module)
+        return [p for p in PATHS if (sixteen or p not in _REGISTER_PATHS)
+                and (tables or p != "threads")]
     return [p for p in PATHS if p in ("fused", "gpu", "cuda")]
 
 
