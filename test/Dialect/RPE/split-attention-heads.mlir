@@ -409,6 +409,12 @@ func.func @dense_bias(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>, %bias: t
 // NOBAND-DAG: tensor.extract %[[P2C]][%{{.*}}, %{{.*}}, %[[J]], %{{.*}}]
 // NOBAND-NOT: arith.select
 // NOBAND: rpe.yield
+// With a q_offset (no query blocks) the heads stay one after another
+// whatever num-threads: a thread would hold its head's whole tables.
+// PARBLOCK-LABEL: func.func @with_q_offset
+// PARBLOCK-NOT: scf.forall
+// PARBLOCK: scf.for
+// PARBLOCK: } {rpe.split_heads}
 // CHECK-LABEL: func.func @with_q_offset
 // CHECK: scf.for
 // CHECK-NOT: scf.for

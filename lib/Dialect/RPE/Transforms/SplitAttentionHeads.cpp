@@ -451,13 +451,17 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
 
   /// Whether `op`'s (batch, head) pairs go to the threads whole: with
   /// `parallel-heads`, or when they split evenly among `num-threads`
-  /// threads for any batch (H, or a static B·H, a multiple of it).
-  bool parallelHeads(RankedTensorType qType) const {
+  /// threads for any batch (H, or a static B·H, a multiple of it) and each
+  /// thread's tables are those of a block of query rows (no q_offset: a
+  /// thread would hold its head's whole tables).
+  bool parallelHeads(AttentionOp op) const {
     if (options.parallelHeads)
       return true;
+    auto qType = cast<RankedTensorType>(op.getQ().getType());
     int64_t threads = options.numThreads;
     int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
-    if (threads < 2 || ShapedType::isDynamic(heads))
+    if (threads < 2 || ShapedType::isDynamic(heads) || op.getQOffset() ||
+        options.parallelQueryBlock <= 0)
       return false;
     return heads % threads == 0 ||
            (!ShapedType::isDynamic(batch) && batch * heads % threads == 0);
@@ -495,7 +499,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     // one head after another with the threads inside the head (one head's
     // tables in memory, shared by the threads; a few parallel regions per
     // head).
-    bool parallel = parallelHeads(qType);
+    bool parallel = parallelHeads(op);
     int64_t queryBlock =
         parallel ? options.parallelQueryBlock : options.queryBlock;
     Operation *loop;

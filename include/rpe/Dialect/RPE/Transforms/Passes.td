@@ -760,7 +760,9 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     An `scf.forall` instead, each thread with its own head and its blocks
     of `parallel-query-block` rows, with `parallel-heads=1`, or with
     `num-threads` = T >= 2 when the (batch, head) pairs split evenly among
-    T threads for any batch (H, or a static B·H, a multiple of T): one
+    T threads for any batch (H, or a static B·H, a multiple of T) and the
+    attention has query blocks (no q_offset: a thread would otherwise hold
+    its head's whole tables; `parallel-query-block` > 0): one
     parallel region per call instead of a few per head (the loops inside
     run on the head's thread, rpe-serialize-nested-foralls), which at
     L = 128 costs 0.5-0.75× the time of the heads one after another. With
@@ -811,7 +813,8 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     Option<"numThreads", "num-threads", "int64_t", /*default=*/"0",
            "With at least 2: an scf.forall over (batch, head) also when the "
            "pairs split evenly among this many threads for any batch (H, "
-           "or a static B·H, a multiple of it)">,
+           "or a static B·H, a multiple of it), for attentions with query "
+           "blocks (no q_offset, parallel-query-block > 0)">,
     Option<"queryBlock", "query-block", "int64_t", /*default=*/"2048",
            "With an scf.for over heads: tables read at the query position "
            "are computed per block of this many query rows (0: per head)">,
