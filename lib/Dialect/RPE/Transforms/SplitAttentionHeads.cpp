@@ -307,13 +307,13 @@ ColumnRange bucketRange(OpBuilder &b, Location loc, const ColumnTable &ct,
 }
 
 /// Restricts what the tiles of a column table in `loop` read of the
-/// table's position operand (the position table transposed to (H×)D×NB by
-/// rpe-fuse-attention's projections, indexed by the table's head and
-/// column) to head `h`'s columns in `range`, the columns of the whole call:
-/// each iteration of `loop` tiles the operand's producer to head `h` and
-/// those columns of a buffer of one head, which the iteration's tiles then
-/// read (the whole operand is no longer built; at L = 128 DeBERTa's 512
-/// buckets need 256, and one head's columns are read from cache right
+/// table's position operand (the per-head position table transposed to
+/// H×D×NB by rpe-fuse-attention's projections, indexed by the table's head
+/// and column) to head `h`'s columns in `range`, the columns of the whole
+/// call: each iteration of `loop` tiles the operand's producer to head `h`
+/// and those columns of a buffer of one head, which the iteration's tiles
+/// then read (the whole operand is no longer built; at L = 128 DeBERTa's
+/// 512 buckets need 256, and one head's columns are read from cache right
 /// after they are written). The columns outside `range` are not written:
 /// every tile reads inside it (bucketRange of a part of the call's rows and
 /// keys), and a key band's edge column outside it is never selected (its
