@@ -20,10 +20,14 @@ runtime=$(clang++-22 -print-file-name=libclang_rt.asan-x86_64.so)
 # with LeakSanitizer on.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0:detect_odr_violation=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-# The differential suite's emulated GPU paths and its unfused reference path
-# run in stage 1 only (CI time; test_tensor_cores.py's emulated register
-# kernel too): the GPU passes run here through lit and the model tests; the
-# reference path is plain linalg loops with no ragged tiles, which the fused
-# paths (64×64 and 5×7 tiles) exercise here.
-RPE_PYTHON_ENV="LD_PRELOAD=$runtime ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 RPE_DIFF_SKIP_PATHS=gpu,gpu-registers,reference" \
+# The differential suite's emulated GPU paths, its unfused reference path
+# and its two-thread path run in stage 1 only (CI time; test_tensor_cores.py's
+# emulated register kernel too): the GPU passes run here through lit and the
+# model tests; the reference path is plain linalg loops with no ragged tiles,
+# which the fused paths (64×64 and 5×7 tiles) exercise here; the passes the
+# two-thread path adds (rpe-split-attention-heads' parallel heads,
+# rpe-serialize-nested-foralls) run here through lit and
+# test_vector_widths.py's DeBERTa thread tests (with that path this stage
+# took 783 s on a 2-core CI machine, 639 s the session before it).
+RPE_PYTHON_ENV="LD_PRELOAD=$runtime ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0 RPE_DIFF_SKIP_PATHS=gpu,gpu-registers,reference,threads" \
   exec ./scripts/run-suite.sh "$BUILD_DIR"
