@@ -181,6 +181,28 @@ def test_deberta_threads(heads):
                                    atol=1e-5, err_msg="lq=%d lk=%d" % (lq, lk))
 
 
+def test_deberta_many_heads_sequential():
+    """512 (batch, head) pairs one after another on one thread: the
+    kernel's stack scratch is taken once for the call, not once per head
+    and block (scf.for frees no stack per iteration: this overflowed the
+    8 MiB main stack and crashed before rpe-hoist-forall-allocas hoisted
+    past the loops)."""
+    bucketing = ir.Log(256, 512)
+    text = ir.deberta_attention(bucketing, batch=None, heads=64, lq=None,
+                                lk=None, head_dim=8, name="deb")
+    fn = rpe.compile(text).deb
+    rng = np.random.default_rng(64)
+    s = ir.deberta_scale(8, True, True)
+    q, k, v, _ = _inputs(rng, 8, 64, 40, 33, 8, 1)
+    pq, pk = (rng.standard_normal((64, 512, 8)).astype(np.float32)
+              for _ in range(2))
+    bias = ref.disentangled_bias(q, k, pq * np.float32(s), pk * np.float32(s),
+                                 bucketing)
+    want = ref.attention(q, k, v, bias=bias, scale=s)
+    np.testing.assert_allclose(fn(q, k, v, pq, pk), want, rtol=1e-4,
+                               atol=1e-5)
+
+
 @pytest.mark.parametrize("cpu", CPUS + ["generic"])
 def test_softmax_exp_accuracy(cpu):
     """The kernel's exp, seen through two keys: row i scores 0 and x_i, the

@@ -64,3 +64,42 @@ func.func @left_alone(%t: tensor<4xf32>) -> tensor<4xf32> {
   }
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// A loop in the body of an scf.for (the heads one after another, then the
+// blocks of query rows, then the kernel's tiles): its invariant scratch
+// goes in front of the outer loops, up to the function, since scf.for's
+// lowering frees no stack per iteration; scratch sized by an outer loop
+// goes on the heap around the loop.
+// CHECK-LABEL: func.func @inside_for
+// CHECK-SAME: (%[[N:.*]]: index, %[[OUT:.*]]: memref<4xf32>)
+// CHECK: %[[A:.*]] = memref.alloca() : memref<64xf32>
+// CHECK: scf.for %[[H:.*]] = %{{.*}} to %[[N]]
+// CHECK-NEXT: scf.for %[[R:.*]] = %{{.*}} to %[[N]]
+// CHECK-NEXT: %[[B:.*]] = memref.alloc(%[[R]]) : memref<?xf32>
+// CHECK-NEXT: scf.forall
+// CHECK-NOT: memref.alloca
+// CHECK: memref.store %{{.*}}, %[[A]]
+// CHECK: memref.store %{{.*}}, %[[B]]
+// CHECK: }
+// CHECK-NEXT: memref.dealloc %[[B]] : memref<?xf32>
+func.func @inside_for(%n: index, %out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  scf.for %h = %c0 to %n step %c1 {
+    scf.for %r = %c0 to %n step %c1 {
+      scf.forall (%i) in (4) {
+        memref.alloca_scope {
+          %a = memref.alloca() : memref<64xf32>
+          %b = memref.alloca(%r) : memref<?xf32>
+          memref.store %f, %a[%c0] : memref<64xf32>
+          memref.store %f, %b[%c0] : memref<?xf32>
+          memref.store %f, %out[%i] : memref<4xf32>
+        }
+      }
+    }
+  }
+  return
+}

@@ -18,6 +18,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 
 namespace mlir {
 namespace rpe {
@@ -29,6 +30,14 @@ namespace rpe {
 using namespace mlir;
 
 void mlir::rpe::hoistForallAllocas(ArrayRef<scf::ForallOp> loops) {
+  // Ops whose lowering frees the stack their body takes: functions, stack
+  // scopes, and foralls that stay parallel (the OpenMP lowering wraps each
+  // iteration in a stack scope).
+  auto isStackScope = [&](Operation *op) {
+    if (auto loop = dyn_cast<scf::ForallOp>(op))
+      return !llvm::is_contained(loops, loop);
+    return isa<FunctionOpInterface, memref::AllocaScopeOp>(op);
+  };
   for (scf::ForallOp forall : loops) {
     if (forall.getNumResults() != 0)
       continue;
@@ -53,20 +62,43 @@ void mlir::rpe::hoistForallAllocas(ArrayRef<scf::ForallOp> loops) {
       return WalkResult::advance();
     });
     for (memref::AllocaOp alloca : allocas) {
-      bool invariant = llvm::all_of(alloca->getOperands(), [&](Value v) {
-        return !forall->isAncestor(v.getParentRegion()->getParentOp());
-      });
-      if (invariant) {
-        alloca->moveBefore(forall);
+      auto definedOutside = [&](Operation *op) {
+        return llvm::all_of(alloca->getOperands(), [&](Value v) {
+          return !op->isAncestor(v.getParentRegion()->getParentOp());
+        });
+      };
+      // In front of the loop, and of the ops around it up to the scope
+      // that frees the stack it takes: an alloca in the body of an scf.for
+      // around the loop would take stack again in each of its iterations
+      // (scf.for is marked an automatic allocation scope, but its lowering
+      // to branches saves and restores no stack: DeBERTa with 512 heads
+      // overflowed 8 MiB).
+      Operation *front = forall;
+      while (Operation *parent = front->getParentOp()) {
+        if (isStackScope(parent) || !definedOutside(parent))
+          break;
+        front = parent;
+      }
+      Operation *scope = front->getParentOp();
+      if (definedOutside(forall) && (!scope || isStackScope(scope))) {
+        alloca->moveBefore(front);
         continue;
       }
+      // Otherwise on the heap: freed at the end of the iteration (sized in
+      // it), or after the loop (sized by a loop around it).
       OpBuilder b(alloca);
+      bool inIteration = !definedOutside(forall);
+      if (!inIteration)
+        b.setInsertionPoint(forall);
       auto alloc = memref::AllocOp::create(
           b, alloca.getLoc(), alloca.getType(), alloca.getDynamicSizes(),
           alloca.getSymbolOperands(), alloca.getAlignmentAttr());
       alloca.replaceAllUsesWith(alloc.getResult());
       alloca.erase();
-      b.setInsertionPoint(alloc->getBlock()->getTerminator());
+      if (inIteration)
+        b.setInsertionPoint(alloc->getBlock()->getTerminator());
+      else
+        b.setInsertionPointAfter(forall);
       memref::DeallocOp::create(b, alloc.getLoc(), alloc);
     }
   }

@@ -1000,9 +1000,14 @@ def RPEHoistForallAllocasPass : Pass<"rpe-hoist-forall-allocas"> {
     `memref.alloca` would stay on the stack until the function returns (a
     `memref.alloca_scope` cannot stay inside an `scf.for` body either: it
     lowers to several blocks). Allocas whose sizes are defined outside the
-    loop are hoisted in front of it (the sequential iterations share them);
-    the others become `memref.alloc` with a `memref.dealloc` at the end of
-    the iteration. Do not run it on loops that will run in parallel.
+    loop are hoisted in front of it (the sequential iterations share them),
+    and in front of the loops around it up to the function or a forall that
+    stays parallel: `scf.for` is marked an allocation scope, but its
+    lowering frees no stack per iteration (a kernel in a loop over 512
+    heads overflowed the stack). Scratch sized by a loop around it becomes
+    a `memref.alloc` freed after the loop, scratch sized in the iteration
+    one freed at the end of the iteration. Do not run it on loops that will
+    run in parallel.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
