@@ -493,6 +493,13 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
                                          dims.resultDynamicSizes);
     Value count = arith::MulIOp::create(rewriter, loc, dims.batch, dims.heads);
     Value zero = indexConst(rewriter, loc, 0);
+    Value one = indexConst(rewriter, loc, 1);
+    // The last query and key (0 when there are none).
+    auto lastOrZero = [&](Value n) -> Value {
+      return arith::MaxSIOp::create(
+          rewriter, loc, arith::SubIOp::create(rewriter, loc, n, one), zero);
+    };
+    Value lastQuery = lastOrZero(dims.lq), lastKey = lastOrZero(dims.lk);
 
     // Parallel over heads (each thread its head's block tables; one
     // parallel region per call, the loops inside on the head's thread), or
@@ -721,15 +728,11 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
           rewriter, loc, step, arith::SubIOp::create(rewriter, loc, lq, row0));
       map.map(op.getQ(),
               sliceLeading(rewriter, loc, op.getQ(), {b, h}, row0, rows));
-      Value one = indexConst(rewriter, loc, 1);
       // The last of n positions from `first`.
       auto lastOf = [&](Value first, Value n) -> Value {
         return arith::SubIOp::create(
             rewriter, loc, arith::AddIOp::create(rewriter, loc, first, n), one);
       };
-      Value lastKey = arith::MaxSIOp::create(
-          rewriter, loc, arith::SubIOp::create(rewriter, loc, dims.lk, one),
-          zero);
       Value lastRow = lastOf(row0, rows);
       auto columnTableOf = [&](Value table) -> std::optional<ColumnTable> {
         auto it = columnTables.find(table);
@@ -904,12 +907,6 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     // columns of the whole call.
     if (!columnTables.empty()) {
       rewriter.setInsertionPointAfter(hk.getDefiningOp());
-      Value one = indexConst(rewriter, loc, 1);
-      auto lastOrZero = [&](Value n) -> Value {
-        return arith::MaxSIOp::create(
-            rewriter, loc, arith::SubIOp::create(rewriter, loc, n, one), zero);
-      };
-      Value lastQuery = lastOrZero(dims.lq), lastKey = lastOrZero(dims.lk);
       for (Value table : tables)
         if (auto it = columnTables.find(table); it != columnTables.end())
           restrictColumnOperands(rewriter, loc, table,
