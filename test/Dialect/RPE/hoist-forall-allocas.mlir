@@ -103,3 +103,49 @@ func.func @inside_for(%n: index, %out: memref<4xf32>) {
   }
   return
 }
+
+// -----
+
+// Allocas in an scf.for inside the body (which frees no stack per
+// iteration either): invariant ones go in front of the forall, one sized
+// in the iteration on the heap around the inner loop, one sized by the
+// inner loop on the heap in its body; a parallel loop inside is a stack
+// scope of its own (the OpenMP lowering wraps each iteration in one).
+// CHECK-LABEL: func.func @for_in_body
+// CHECK-SAME: (%[[N:.*]]: index, %[[OUT:.*]]: memref<4xf32>)
+// CHECK: %[[A:.*]] = memref.alloca() : memref<64xf32>
+// CHECK-NEXT: scf.forall (%[[I:.*]]) in (4) {
+// CHECK-NEXT: %[[B:.*]] = memref.alloc(%[[I]]) : memref<?xf32>
+// CHECK-NEXT: scf.for %[[J:.*]] = %{{.*}} to %[[N]]
+// CHECK-NEXT: %[[C:.*]] = memref.alloc(%[[J]]) : memref<?xf32>
+// CHECK: memref.store %{{.*}}, %[[A]]
+// CHECK: memref.store %{{.*}}, %[[B]]
+// CHECK: memref.store %{{.*}}, %[[C]]
+// CHECK: scf.parallel
+// CHECK-NEXT: memref.alloca() : memref<8xf32>
+// CHECK: memref.dealloc %[[C]] : memref<?xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dealloc %[[B]] : memref<?xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @for_in_body(%n: index, %out: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %f = arith.constant 1.0 : f32
+  scf.forall (%i) in (4) {
+    scf.for %j = %c0 to %n step %c1 {
+      %a = memref.alloca() : memref<64xf32>
+      %b = memref.alloca(%i) : memref<?xf32>
+      %c = memref.alloca(%j) : memref<?xf32>
+      memref.store %f, %a[%c0] : memref<64xf32>
+      memref.store %f, %b[%c0] : memref<?xf32>
+      memref.store %f, %c[%c0] : memref<?xf32>
+      scf.parallel (%k) = (%c0) to (%n) step (%c1) {
+        %d = memref.alloca() : memref<8xf32>
+        memref.store %f, %d[%c0] : memref<8xf32>
+        scf.reduce
+      }
+    }
+  }
+  return
+}

@@ -7,8 +7,10 @@
 // lowers to several blocks, so such scopes are inlined first). When the
 // forall runs sequentially, its
 // iterations can share one scratch buffer: this pass hoists the allocas
-// whose sizes are defined outside the loop in front of it, and turns the
-// others into `memref.alloc` + `memref.dealloc` at the end of the body.
+// whose sizes are defined outside the loop in front of it (also those in
+// `scf.for` loops of the body, which free no stack per iteration either),
+// and turns the others into `memref.alloc` + `memref.dealloc` around the
+// outermost op that can share them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +38,7 @@ void mlir::rpe::hoistForallAllocas(ArrayRef<scf::ForallOp> loops) {
   auto isStackScope = [&](Operation *op) {
     if (auto loop = dyn_cast<scf::ForallOp>(op))
       return !llvm::is_contained(loops, loop);
-    return isa<FunctionOpInterface, memref::AllocaScopeOp>(op);
+    return isa<FunctionOpInterface, memref::AllocaScopeOp, scf::ParallelOp>(op);
   };
   for (scf::ForallOp forall : loops) {
     if (forall.getNumResults() != 0)
@@ -52,10 +54,13 @@ void mlir::rpe::hoistForallAllocas(ArrayRef<scf::ForallOp> loops) {
           ret->getIterator());
       scope.erase();
     }
-    // Allocas of this loop's scope (not of nested scopes).
+    // Allocas of this loop's iterations, also those in the loops inside
+    // that free no stack (scf.for, although marked an allocation scope),
+    // but not those of stack scopes inside or of nested foralls (taken on
+    // their own).
     SmallVector<memref::AllocaOp> allocas;
     forall.getBody()->walk<WalkOrder::PreOrder>([&](Operation *op) {
-      if (op->hasTrait<OpTrait::AutomaticAllocationScope>())
+      if (isStackScope(op) || isa<scf::ForallOp>(op))
         return WalkResult::skip();
       if (auto alloca = dyn_cast<memref::AllocaOp>(op))
         allocas.push_back(alloca);
@@ -84,21 +89,23 @@ void mlir::rpe::hoistForallAllocas(ArrayRef<scf::ForallOp> loops) {
         alloca->moveBefore(front);
         continue;
       }
-      // Otherwise on the heap: freed at the end of the iteration (sized in
-      // it), or after the loop (sized by a loop around it).
-      OpBuilder b(alloca);
-      bool inIteration = !definedOutside(forall);
-      if (!inIteration)
-        b.setInsertionPoint(forall);
+      // Otherwise on the heap, around the outermost op whose iterations
+      // can share it (a loop inside the body, or the loop itself when
+      // sized by a loop around it), else freed at the end of its block.
+      Operation *around = nullptr;
+      for (Operation *p = alloca->getParentOp();
+           p && !isStackScope(p) && definedOutside(p); p = p->getParentOp())
+        around = p;
+      OpBuilder b(around ? around : alloca.getOperation());
       auto alloc = memref::AllocOp::create(
           b, alloca.getLoc(), alloca.getType(), alloca.getDynamicSizes(),
           alloca.getSymbolOperands(), alloca.getAlignmentAttr());
       alloca.replaceAllUsesWith(alloc.getResult());
       alloca.erase();
-      if (inIteration)
-        b.setInsertionPoint(alloc->getBlock()->getTerminator());
+      if (around)
+        b.setInsertionPointAfter(around);
       else
-        b.setInsertionPointAfter(forall);
+        b.setInsertionPoint(alloc->getBlock()->getTerminator());
       memref::DeallocOp::create(b, alloc.getLoc(), alloc);
     }
   }

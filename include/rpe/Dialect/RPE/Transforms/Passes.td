@@ -1004,10 +1004,14 @@ def RPEHoistForallAllocasPass : Pass<"rpe-hoist-forall-allocas"> {
     and in front of the loops around it up to the function or a forall that
     stays parallel: `scf.for` is marked an allocation scope, but its
     lowering frees no stack per iteration (a kernel in a loop over 512
-    heads overflowed the stack). Scratch sized by a loop around it becomes
-    a `memref.alloc` freed after the loop, scratch sized in the iteration
-    one freed at the end of the iteration. Do not run it on loops that will
-    run in parallel.
+    heads overflowed the stack). The same holds for the `scf.for` loops in
+    the body: their allocas are taken too (not those of stack scopes or
+    `scf.parallel` loops inside, nor of nested foralls, taken on their
+    own). Scratch sized by a loop around it becomes a `memref.alloc` freed
+    after the loop; scratch sized in the iteration one allocated in front
+    of the outermost op of the body that does not define its sizes and
+    freed after it (or at the end of its block). Do not run it on loops
+    that will run in parallel.
   }];
   let dependentDialects = ["::mlir::memref::MemRefDialect"];
 }
