@@ -70,7 +70,8 @@ sys.path.insert(0, HERE)
 from attention_bench import (  # noqa: E402
     _reset_peak, _status, _time_calls, _torch_model)
 
-B, H, D = 1, 8, 64
+# --heads (kept in the environment for the child processes) sets H.
+B, H, D = 1, int(os.environ.get("RPE_BENCH_HEADS", "8")), 64
 THREADS = 2
 # Least warm-up of a fresh process before its timed calls (see child()).
 WARMUP_SECONDS = 0.25
@@ -688,7 +689,16 @@ def main():
                         help="avx2: run as on an AVX2 host (rpe for "
                         "x86-64-v3, torch with ATEN_CPU_CAPABILITY=avx2, the "
                         "probe with -march=x86-64-v3); default: the host's")
+    parser.add_argument("--heads", type=int, default=None,
+                        help="attention heads of the B = 1, D = 64 shapes "
+                        "(default 8; an odd count does not split evenly "
+                        "among the threads)")
     args = parser.parse_args()
+    if args.heads is not None and args.heads != H:
+        if args.heads < 1:
+            parser.error("--heads must be positive")
+        os.environ["RPE_BENCH_HEADS"] = str(args.heads)
+        os.execv(sys.executable, [sys.executable] + sys.argv)
     if args.isa and args.isa != ISA:
         # Children and a re-run in the venv inherit the environment.
         os.environ["RPE_BENCH_ISA"] = args.isa

@@ -156,29 +156,40 @@ def test_deberta_key_band_edges(c2p):
     np.testing.assert_allclose(fn(q, k, v, pq, pk), want, rtol=1e-4, atol=1e-5)
 
 
-@pytest.mark.parametrize("heads", [2, 3])
-def test_deberta_threads(heads):
-    """With 2 threads, H = 2 splits evenly: rpe-split-attention-heads runs
-    the heads in parallel, each thread its head's blocks of 1024 query rows
-    and their tables (the groups and the kernel's tiles on the head's
-    thread, rpe-serialize-nested-foralls); H = 3 does not: one head after
-    another, the threads inside each. Lengths that leave partial groups,
-    tiles and position-table lines, and more than one block."""
+@pytest.mark.parametrize("heads,threads,causal", [
+    (2, 2, False), (3, 2, False), (3, 4, False), (3, 2, True)])
+def test_deberta_threads(heads, threads, causal):
+    """rpe-split-attention-heads on several threads. H = 2 on 2 threads
+    splits evenly: the heads in parallel, each thread its head's blocks of
+    1024 query rows and their tables (the groups and the kernel's tiles on
+    the head's thread, rpe-serialize-nested-foralls). H = 3 does not: with
+    B = 1 each head's rows go in T / gcd(B·H, T) parts (2 of 560 rows at
+    Lq = 1100, 2 of 1056 rows, two blocks each, at 2100; on 4 threads 4
+    parts, the last ones empty at Lq = 37 and 5), with B = 2 on 2 threads
+    in one (B·H = 6, known at run time only). Causal with H = 3: one head
+    after another, the threads inside each. Lengths that leave partial
+    groups, tiles and position-table lines, and more than one block."""
     bucketing = ir.Log(256, 512)
     text = ir.deberta_attention(bucketing, batch=None, heads=heads, lq=None,
-                                lk=None, head_dim=8, name="deb")
-    fn = rpe.compile(text, num_threads=2).deb
-    rng = np.random.default_rng(heads)
+                                lk=None, head_dim=8, causal=causal,
+                                name="deb")
+    fn = rpe.compile(text, num_threads=threads).deb
+    rng = np.random.default_rng(heads * 10 + threads)
     s = ir.deberta_scale(8, True, True)
-    for lq, lk in [(37, 70), (130, 129), (1100, 1030)]:
-        q, k, v, _ = _inputs(rng, 1, heads, lq, lk, 8, 1)
+    shapes = [(1, 5, 9), (1, 37, 70), (1, 130, 129), (2, 130, 129),
+              (1, 1100, 1030)]
+    if heads == 3 and threads == 2 and not causal:
+        shapes.append((1, 2100, 2000))
+    for batch, lq, lk in shapes:
+        q, k, v, _ = _inputs(rng, batch, heads, lq, lk, 8, 1)
         pq, pk = (rng.standard_normal((heads, 512, 8)).astype(np.float32)
                   for _ in range(2))
         bias = ref.disentangled_bias(q, k, pq * np.float32(s),
                                      pk * np.float32(s), bucketing)
-        want = ref.attention(q, k, v, bias=bias, scale=s)
-        np.testing.assert_allclose(fn(q, k, v, pq, pk), want, rtol=1e-4,
-                                   atol=1e-5, err_msg="lq=%d lk=%d" % (lq, lk))
+        want = ref.attention(q, k, v, bias=bias, scale=s, causal=causal)
+        np.testing.assert_allclose(
+            fn(q, k, v, pq, pk), want, rtol=1e-4, atol=1e-5,
+            err_msg="batch=%d lq=%d lk=%d" % (batch, lq, lk))
 
 
 def test_deberta_many_heads_sequential():

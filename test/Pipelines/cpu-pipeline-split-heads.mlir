@@ -22,8 +22,8 @@
 // With 2 threads the 8 heads split evenly: the heads are the one parallel
 // region of the call, everything of a head on its thread
 // (rpe-split-attention-heads{num-threads}, rpe-serialize-nested-foralls).
-// With 3 they do not: one head after another, each loop of a head (the
-// tables' transposes, edge columns and groups, the kernel) a region.
+// With 3 they do not: each head's rows in 3 parts, the 24 (head, part)
+// pairs the one parallel region.
 // THREADS: func.func private @__rpe_attention_heads(
 // THREADS: omp.parallel
 // THREADS-NEXT: omp.wsloop
@@ -31,8 +31,9 @@
 // THREADS-NOT: omp.parallel
 // THREADS: return
 // THREADS3: func.func private @__rpe_attention_heads(
-// THREADS3: scf.for
-// THREADS3-COUNT-8: omp.parallel
+// THREADS3: omp.parallel
+// THREADS3-NEXT: omp.wsloop
+// THREADS3-NEXT: omp.loop_nest (%{{.*}}) : index = (%{{.*}}) to (%c24{{.*}}) step
 // THREADS3-NOT: omp.parallel
 // THREADS3: return
 

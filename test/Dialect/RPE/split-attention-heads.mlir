@@ -3,7 +3,8 @@
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="parallel-heads=1 parallel-query-block=0" | FileCheck %s --check-prefix=PAR
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="num-threads=2" | FileCheck %s --check-prefix=PARBLOCK
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="num-threads=8" | FileCheck %s --check-prefix=PARBLOCK
-// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="num-threads=3" | FileCheck %s --check-prefix=SERIAL
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="num-threads=3" | FileCheck %s --check-prefix=PARTS
+// RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="num-threads=4" | FileCheck %s --check-prefix=PARTS4
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=0" | FileCheck %s --check-prefix=NOBLOCK
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="min-table-columns=8" | FileCheck %s --check-prefix=NARROW
 // RUN: rpe-opt %s -split-input-file -rpe-split-attention-heads="key-band=0 bucket-column-rows=0" | FileCheck %s --check-prefix=NOBAND
@@ -13,6 +14,7 @@
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="bucket-column-rows=-2" 2>&1 | FileCheck %s --check-prefix=BADROWS --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="num-threads=-1" 2>&1 | FileCheck %s --check-prefix=BADTHREADS --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="parallel-query-block=-8" 2>&1 | FileCheck %s --check-prefix=BADPARBLOCK --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="part-rows-multiple=0" 2>&1 | FileCheck %s --check-prefix=BADPARTROWS --implicit-check-not="current operation"
 
 // BADBLOCK: error: rpe-split-attention-heads: query-block must not be negative, got -1
 // BADROWS: error: rpe-split-attention-heads: bucket-column-rows must not be negative, got -2
@@ -129,12 +131,14 @@
 
 // BADTHREADS: error: rpe-split-attention-heads: num-threads must not be negative, got -1
 // BADPARBLOCK: error: rpe-split-attention-heads: parallel-query-block must not be negative, got -8
+// BADPARTROWS: error: rpe-split-attention-heads: part-rows-multiple must be positive, got 0
 
 // With num-threads = 2 (H = 4 a multiple) or 8 (B·H = 2·4, B static): an
 // scf.forall over (batch, head), each thread its head's blocks of
 // parallel-query-block rows, written into the head's slice of the output,
-// which goes in whole. With 3 threads the pairs do not split evenly: one
-// head after another (the threads inside the head).
+// which goes in whole. With 3 threads the 8 pairs do not split evenly:
+// each pair's rows in 3 parts (T / gcd(B·H, T)) of the same multiple of 16
+// rows, 24 iterations, each writing its part's rows of the head's slice.
 // PARBLOCK-LABEL: func.func @c2p
 // PARBLOCK: %[[LOOP:.*]] = scf.forall (%[[BH:.*]]) in (%{{.*}}) shared_outs(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x4x?x16xf32>)
 // PARBLOCK: %[[B:.*]] = arith.divui %[[BH]], %{{.*}}
@@ -149,11 +153,32 @@
 // PARBLOCK-NEXT: tensor.parallel_insert_slice %[[BLOCKS]] into %[[ACC]][%[[B]], %[[H]], 0, 0] [1, 1, %{{.*}}, 16]
 // PARBLOCK: } {rpe.split_heads}
 // PARBLOCK: return %[[LOOP]]
-// SERIAL-LABEL: func.func @c2p
-// SERIAL-NOT: scf.forall (%{{.*}}) in
-// SERIAL: scf.for {{.*}} iter_args
-// SERIAL: step %c2048
-// SERIAL: } {rpe.split_heads}
+// PARTS-LABEL: func.func @c2p
+// PARTS: %[[LOOP:.*]] = scf.forall (%[[IV:.*]]) in (%c24) shared_outs(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x4x?x16xf32>)
+// PARTS-NEXT: %[[PART:.*]] = arith.remui %[[IV]], %c3
+// PARTS-NEXT: %[[BH:.*]] = arith.divui %[[IV]], %c3
+// PARTS-NEXT: %[[PER:.*]] = arith.ceildivui %{{.*}}, %c3
+// PARTS-NEXT: %[[PER16:.*]] = arith.ceildivui %[[PER]], %c16
+// PARTS-NEXT: %[[ROWS:.*]] = arith.muli %[[PER16]], %c16
+// PARTS-NEXT: %[[S:.*]] = arith.muli %[[PART]], %[[ROWS]]
+// PARTS-NEXT: %[[START:.*]] = arith.minui %[[S]], %[[L:.*]] : index
+// PARTS-NEXT: %[[E:.*]] = arith.addi %[[START]], %[[ROWS]]
+// PARTS-NEXT: %[[END:.*]] = arith.minui %[[E]], %[[L]] : index
+// PARTS-NEXT: %[[B:.*]] = arith.divui %[[BH]], %c4
+// PARTS-NEXT: %[[H:.*]] = arith.remui %[[BH]], %c4
+// PARTS: %[[N:.*]] = arith.subi %[[END]], %[[START]]
+// PARTS-NEXT: %[[SLICE:.*]] = tensor.extract_slice %[[ACC]][%[[B]], %[[H]], %[[START]], 0] [1, 1, %[[N]], 16]
+// PARTS-NEXT: %[[BLOCKS:.*]] = scf.for %[[R0:.*]] = %[[START]] to %[[END]] step %c1024 iter_args(%[[OUT:.*]] = %[[SLICE]]) -> (tensor<1x1x?x16xf32>)
+// PARTS-NEXT: %[[LEFT:.*]] = arith.subi %[[END]], %[[R0]]
+// PARTS-NEXT: arith.minsi %[[LEFT]], %c1024
+// PARTS: %[[O:.*]] = rpe.attention {{.*}} q_offset(%[[R0]])
+// PARTS: %[[LOCAL:.*]] = arith.subi %[[R0]], %[[START]]
+// PARTS: %[[IN:.*]] = tensor.insert_slice %[[O]] into %[[OUT]][0, 0, %[[LOCAL]], 0]
+// PARTS-NEXT: scf.yield %[[IN]]
+// PARTS: scf.forall.in_parallel
+// PARTS-NEXT: tensor.parallel_insert_slice %[[BLOCKS]] into %[[ACC]][%[[B]], %[[H]], %[[START]], 0] [1, 1, %{{.*}}, 16]
+// PARTS: } {rpe.split_heads}
+// PARTS: return %[[LOOP]]
 
 // parallel-heads=1 parallel-query-block=0: an scf.forall over (batch,
 // head), a head's whole table per thread.
@@ -711,4 +736,82 @@ func.func @transposed_table_returned(%q: tensor<1x2x24x16xf32>, %k: tensor<1x2x2
     rpe.yield %r2 : f32
   }
   return %1, %pkt : tensor<1x2x24x16xf32>, tensor<2x16x128xf32>
+}
+
+// -----
+
+// Pairs that do not split evenly, and a batch only known at run time: the
+// parts are 4 / gcd(B·H, 4), the gcd the largest divisor of 4 that divides
+// B·H (a select per divisor). A causal attention's later rows cost more:
+// its heads go one after another instead (the threads inside each).
+// PARTS4-LABEL: func.func @c2p_dynamic_batch
+// PARTS4: %[[B:.*]] = tensor.dim %arg0, %c0
+// PARTS4: %[[PAIRS:.*]] = arith.muli %[[B]], %c3
+// PARTS4: %[[R2:.*]] = arith.remui %[[PAIRS]], %c2
+// PARTS4: %[[D2:.*]] = arith.cmpi eq, %[[R2]], %c0
+// PARTS4: %[[G2:.*]] = arith.select %[[D2]], %c2, %c1
+// PARTS4: %[[R4:.*]] = arith.remui %[[PAIRS]], %c4
+// PARTS4: %[[D4:.*]] = arith.cmpi eq, %[[R4]], %c0
+// PARTS4: %[[G4:.*]] = arith.select %[[D4]], %c4, %[[G2]]
+// PARTS4: %[[P:.*]] = arith.divui %c4, %[[G4]]
+// PARTS4: %[[IT:.*]] = arith.muli %[[PAIRS]], %[[P]]
+// PARTS4: scf.forall (%[[IV:.*]]) in (%[[IT]])
+// PARTS4-NEXT: arith.remui %[[IV]], %[[P]]
+// PARTS4-NEXT: arith.divui %[[IV]], %[[P]]
+// PARTS4: } {rpe.split_heads}
+// PARTS4-LABEL: func.func @c2p_causal
+// PARTS4-NOT: scf.forall (%{{.*}}) in
+// PARTS4: scf.for {{.*}} iter_args
+// PARTS4: step %c2048
+// PARTS4: } {rpe.split_heads}
+
+#q = affine_map<(b, h, i, d, n) -> (b, h, i, d)>
+#p = affine_map<(b, h, i, d, n) -> (h, d, n)>
+#o = affine_map<(b, h, i, d, n) -> (b, h, i, n)>
+func.func @c2p_dynamic_batch(%q: tensor<?x3x?x16xf32>, %k: tensor<?x3x?x16xf32>, %pk: tensor<3x16x128xf32>) -> tensor<?x3x?x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %nb = tensor.dim %q, %c0 : tensor<?x3x?x16xf32>
+  %l = tensor.dim %q, %c2 : tensor<?x3x?x16xf32>
+  %e = tensor.empty(%nb, %l) : tensor<?x3x?x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x3x?x128xf32>) -> tensor<?x3x?x128xf32>
+  %t = linalg.generic {indexing_maps = [#q, #p, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%q, %pk : tensor<?x3x?x16xf32>, tensor<3x16x128xf32>) outs(%f : tensor<?x3x?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x3x?x128xf32>
+  %0 = rpe.attention %q, %k, %k : tensor<?x3x?x16xf32>, tensor<?x3x?x16xf32>, tensor<?x3x?x16xf32> -> tensor<?x3x?x16xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by log<position_buckets = 64, max_relative_positions = 128>
+    %g = tensor.extract %t[%b, %h, %i, %bk] : tensor<?x3x?x128xf32>
+    %r = arith.addf %s, %g : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<?x3x?x16xf32>
+}
+
+func.func @c2p_causal(%q: tensor<?x3x?x16xf32>, %k: tensor<?x3x?x16xf32>, %pk: tensor<3x16x128xf32>) -> tensor<?x3x?x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %nb = tensor.dim %q, %c0 : tensor<?x3x?x16xf32>
+  %l = tensor.dim %q, %c2 : tensor<?x3x?x16xf32>
+  %e = tensor.empty(%nb, %l) : tensor<?x3x?x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<?x3x?x128xf32>) -> tensor<?x3x?x128xf32>
+  %t = linalg.generic {indexing_maps = [#q, #p, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%q, %pk : tensor<?x3x?x16xf32>, tensor<3x16x128xf32>) outs(%f : tensor<?x3x?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<?x3x?x128xf32>
+  %0 = rpe.attention %q, %k, %k causal : tensor<?x3x?x16xf32>, tensor<?x3x?x16xf32>, tensor<?x3x?x16xf32> -> tensor<?x3x?x16xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by log<position_buckets = 64, max_relative_positions = 128>
+    %g = tensor.extract %t[%b, %h, %i, %bk] : tensor<?x3x?x128xf32>
+    %r = arith.addf %s, %g : f32
+    rpe.yield %r : f32
+  }
+  return %0 : tensor<?x3x?x16xf32>
 }

@@ -27,6 +27,8 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <numeric>
+
 namespace mlir {
 namespace rpe {
 #define GEN_PASS_DEF_RPESPLITATTENTIONHEADSPASS
@@ -449,22 +451,60 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       : OpRewritePattern(ctx), options(options) {}
   SplitAttentionHeadsOptions options;
 
-  /// Whether `op`'s (batch, head) pairs go to the threads whole: with
-  /// `parallel-heads`, or when they split evenly among `num-threads`
-  /// threads for any batch (H, or a static B·H, a multiple of it) and each
-  /// thread's tables are those of a block of query rows (no q_offset: a
-  /// thread would hold its head's whole tables).
-  bool parallelHeads(AttentionOp op) const {
-    if (options.parallelHeads)
-      return true;
+  /// Whether `op`'s (batch, head) pairs split evenly among `num-threads`
+  /// threads for any batch: H, or a static B·H, a multiple of it.
+  bool evenSplit(AttentionOp op) const {
     auto qType = cast<RankedTensorType>(op.getQ().getType());
     int64_t threads = options.numThreads;
     int64_t batch = qType.getDimSize(0), heads = qType.getDimSize(1);
-    if (threads < 2 || ShapedType::isDynamic(heads) || op.getQOffset() ||
-        options.parallelQueryBlock <= 0)
+    if (threads < 2 || ShapedType::isDynamic(heads))
       return false;
     return heads % threads == 0 ||
            (!ShapedType::isDynamic(batch) && batch * heads % threads == 0);
+  }
+
+  /// Whether `op`'s (batch, head) pairs go to the threads: with
+  /// `parallel-heads`, or with `num-threads` >= 2 when each thread's tables
+  /// are those of a block of query rows (`blocks`; no q_offset: a thread
+  /// would hold its head's whole tables) and the pairs split evenly, or
+  /// may be cut into parts of rows (headParts; not for a causal attention,
+  /// whose later rows cost more).
+  bool parallelHeads(AttentionOp op, bool blocks) const {
+    if (options.parallelHeads)
+      return true;
+    if (options.numThreads < 2 || op.getQOffset() ||
+        options.parallelQueryBlock <= 0)
+      return false;
+    return evenSplit(op) || (blocks && !op.getCausal());
+  }
+
+  /// The parts each (batch, head) pair's query rows are cut into so that
+  /// the B·H·parts iterations split evenly among T = `num-threads`
+  /// threads: T / gcd(B·H, T), 1 when the pairs split evenly (null then).
+  /// gcd(n, T) is the largest divisor of T that divides n: a select per
+  /// divisor.
+  Value headParts(PatternRewriter &rewriter, Location loc, AttentionOp op,
+                  Value pairs) const {
+    int64_t threads = options.numThreads;
+    if (threads < 2 || evenSplit(op))
+      return Value();
+    if (std::optional<int64_t> n = getConstantIntValue(pairs))
+      return indexConst(rewriter, loc, threads / std::gcd(*n, threads));
+    Value gcd = indexConst(rewriter, loc, 1);
+    Value zero = indexConst(rewriter, loc, 0);
+    for (int64_t d = 2; d <= threads; ++d) {
+      if (threads % d)
+        continue;
+      Value divides = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq,
+          arith::RemUIOp::create(rewriter, loc, pairs,
+                                 indexConst(rewriter, loc, d)),
+          zero);
+      gcd = arith::SelectOp::create(rewriter, loc, divides,
+                                    indexConst(rewriter, loc, d), gcd);
+    }
+    return arith::DivUIOp::create(rewriter, loc,
+                                  indexConst(rewriter, loc, threads), gcd);
   }
 
   LogicalResult matchAndRewrite(AttentionOp op,
@@ -501,20 +541,44 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     };
     Value lastQuery = lastOrZero(dims.lq), lastKey = lastOrZero(dims.lk);
 
+    // Tables read at the query position, per block of query rows, and
+    // key-band tables (computed per block for a band of keys).
+    SetVector<Value> rowTablesOfOp;
+    DenseMap<Value, Saturation> bandTablesOfOp;
+    if (!op.getQOffset()) {
+      rowTablesOfOp = rowTables(op, tables);
+      if (options.keyBand)
+        bandTablesOfOp = keyBandTables(op, tables);
+    }
+    bool blocked = !rowTablesOfOp.empty() || !bandTablesOfOp.empty();
+
     // Parallel over heads (each thread its head's block tables; one
     // parallel region per call, the loops inside on the head's thread), or
     // one head after another with the threads inside the head (one head's
     // tables in memory, shared by the threads; a few parallel regions per
     // head).
-    bool parallel = parallelHeads(op);
+    bool parallel = parallelHeads(op, blocked);
     int64_t queryBlock =
         parallel ? options.parallelQueryBlock : options.queryBlock;
+    SetVector<Value> blockTables;
+    DenseMap<Value, Saturation> bandTables;
+    if (queryBlock > 0) {
+      blockTables = std::move(rowTablesOfOp);
+      bandTables = std::move(bandTablesOfOp);
+    }
+    // Pairs that do not split evenly among the threads: each pair's query
+    // rows in `parts` parts, one iteration each.
+    Value parts = parallel && queryBlock > 0 && blocked
+                      ? headParts(rewriter, loc, op, count)
+                      : Value();
     Operation *loop;
     Value bh, acc;
     if (parallel) {
-      auto forall =
-          scf::ForallOp::create(rewriter, loc, ArrayRef<OpFoldResult>{count},
-                                ValueRange{init}, std::nullopt);
+      Value iterations =
+          parts ? arith::MulIOp::create(rewriter, loc, count, parts) : count;
+      auto forall = scf::ForallOp::create(rewriter, loc,
+                                          ArrayRef<OpFoldResult>{iterations},
+                                          ValueRange{init}, std::nullopt);
       loop = forall;
       bh = forall.getInductionVar(0);
       acc = forall.getRegionIterArgs().front();
@@ -529,6 +593,27 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     loop->setAttr(kSplitHeadsLoopAttrName, rewriter.getUnitAttr());
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(&loop->getRegion(0).front());
+    // The part's rows: [rowStart, rowEnd), parts of the same multiple of
+    // `part-rows-multiple` rows.
+    Value rowStart = zero, rowEnd = dims.lq;
+    if (parts) {
+      Value part = arith::RemUIOp::create(rewriter, loc, bh, parts);
+      bh = arith::DivUIOp::create(rewriter, loc, bh, parts);
+      Value multiple = indexConst(rewriter, loc, options.partRowsMultiple);
+      Value partRows = arith::MulIOp::create(
+          rewriter, loc,
+          arith::CeilDivUIOp::create(
+              rewriter, loc,
+              arith::CeilDivUIOp::create(rewriter, loc, dims.lq, parts),
+              multiple),
+          multiple);
+      rowStart = arith::MinUIOp::create(
+          rewriter, loc, arith::MulIOp::create(rewriter, loc, part, partRows),
+          dims.lq);
+      rowEnd = arith::MinUIOp::create(
+          rewriter, loc,
+          arith::AddIOp::create(rewriter, loc, rowStart, partRows), dims.lq);
+    }
     Value b = arith::DivUIOp::create(rewriter, loc, bh, dims.heads);
     Value h = arith::RemUIOp::create(rewriter, loc, bh, dims.heads);
     Value hk = arith::DivUIOp::create(rewriter, loc, h, dims.group);
@@ -539,14 +624,6 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     map.map(op.getV(), sliceLeading(rewriter, loc, op.getV(), {b, hk}));
     if (Value lengths = op.getKeyLengths())
       map.map(lengths, sliceLeading(rewriter, loc, lengths, {b}));
-    // Tables read at the query position, per block of query rows.
-    SetVector<Value> blockTables;
-    DenseMap<Value, Saturation> bandTables;
-    if (queryBlock > 0 && !op.getQOffset()) {
-      blockTables = rowTables(op, tables);
-      if (options.keyBand)
-        bandTables = keyBandTables(op, tables);
-    }
     // Before any tiling adds other uses of the tables.
     DenseMap<Value, ColumnTable> columnTables;
     if (options.bucketColumns)
@@ -713,19 +790,23 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     };
     DenseMap<Value, BandTile> bandTiles;
     if (!blockTables.empty() || !bandTables.empty()) {
-      Value lq = dims.lq;
       Value step = indexConst(rewriter, loc, queryBlock);
-      // In a forall the blocks write the head's slice of its output
-      // (inserted whole at the end), in a for the output itself.
+      // In a forall the blocks write the head's slice of its output (or
+      // the part's rows of it), inserted whole at the end; in a for the
+      // output itself.
       Value blockAcc = acc;
       if (isa<scf::ForallOp>(loop))
-        blockAcc = sliceLeading(rewriter, loc, acc, {b, h});
-      blockLoop = scf::ForOp::create(rewriter, loc, zero, lq, step,
+        blockAcc = parts ? sliceLeading(rewriter, loc, acc, {b, h}, rowStart,
+                                        arith::SubIOp::create(rewriter, loc,
+                                                              rowEnd, rowStart))
+                         : sliceLeading(rewriter, loc, acc, {b, h});
+      blockLoop = scf::ForOp::create(rewriter, loc, rowStart, rowEnd, step,
                                      ValueRange{blockAcc});
       rewriter.setInsertionPointToStart(blockLoop.getBody());
       row0 = blockLoop.getInductionVar();
       Value rows = arith::MinSIOp::create(
-          rewriter, loc, step, arith::SubIOp::create(rewriter, loc, lq, row0));
+          rewriter, loc, step,
+          arith::SubIOp::create(rewriter, loc, rowEnd, row0));
       map.map(op.getQ(),
               sliceLeading(rewriter, loc, op.getQ(), {b, h}, row0, rows));
       // The last of n positions from `first`.
@@ -879,15 +960,20 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     if (auto forall = dyn_cast<scf::ForallOp>(loop)) {
       Value result = attention.getResult();
       if (blockLoop) {
-        // The block into the head's slice, the slice into the output.
+        // The block into the head's slice (or the part's), that into the
+        // output.
         offs[0] = offs[1] = rewriter.getIndexAttr(0);
+        if (parts)
+          offs[2] =
+              arith::SubIOp::create(rewriter, loc, row0, rowStart).getResult();
         Value inserted = tensor::InsertSliceOp::create(
             rewriter, loc, result, blockLoop.getRegionIterArgs().front(), offs,
             sizes, strides);
         scf::YieldOp::create(rewriter, loc, inserted);
         result = blockLoop.getResult(0);
         rewriter.setInsertionPointAfter(blockLoop);
-        offs = {b, h, rewriter.getIndexAttr(0), rewriter.getIndexAttr(0)};
+        offs = {b, h, parts ? OpFoldResult(rowStart) : rewriter.getIndexAttr(0),
+                rewriter.getIndexAttr(0)};
         sizes = tensor::getMixedSizes(rewriter, loc, result);
       }
       rewriter.setInsertionPointToStart(forall.getTerminator().getBody());
@@ -904,14 +990,23 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       }
     }
     // The tables' position operands, per head and restricted to the
-    // columns of the whole call.
+    // columns of the whole call (of the part's rows).
     if (!columnTables.empty()) {
       rewriter.setInsertionPointAfter(hk.getDefiningOp());
+      Value firstQuery = zero;
+      if (parts) {
+        // An empty part (rowStart = Lq) reads no table: any range will do.
+        firstQuery = arith::MinSIOp::create(rewriter, loc, rowStart, lastQuery);
+        lastQuery = arith::MaxSIOp::create(
+            rewriter, loc, arith::SubIOp::create(rewriter, loc, rowEnd, one),
+            firstQuery);
+      }
       for (Value table : tables)
         if (auto it = columnTables.find(table); it != columnTables.end())
           restrictColumnOperands(rewriter, loc, table,
-                                 bucketRange(rewriter, loc, it->second, zero,
-                                             lastQuery, zero, lastKey),
+                                 bucketRange(rewriter, loc, it->second,
+                                             firstQuery, lastQuery, zero,
+                                             lastKey),
                                  h, loop);
     }
     rewriter.replaceOp(op, loop->getResult(0));
@@ -954,6 +1049,10 @@ struct RPESplitAttentionHeadsPass
       if (value < 0)
         return error("rpe-split-attention-heads: " + name +
                      " must not be negative, got " + Twine(value));
+    if (partRowsMultiple <= 0)
+      return error("rpe-split-attention-heads: part-rows-multiple must be "
+                   "positive, got " +
+                   Twine(partRowsMultiple));
     return success();
   }
 
@@ -968,6 +1067,7 @@ struct RPESplitAttentionHeadsPass
     options.numThreads = numThreads;
     options.queryBlock = queryBlock;
     options.parallelQueryBlock = parallelQueryBlock;
+    options.partRowsMultiple = partRowsMultiple;
     options.keyBand = keyBand;
     options.bucketColumns = bucketColumns;
     options.bucketColumnRows = bucketColumnRows;

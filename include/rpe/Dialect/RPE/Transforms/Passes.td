@@ -759,14 +759,20 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     at `q_offset` = its first row (not for an attention with a q_offset).
     An `scf.forall` instead, each thread with its own head and its blocks
     of `parallel-query-block` rows, with `parallel-heads=1`, or with
-    `num-threads` = T >= 2 when the (batch, head) pairs split evenly among
-    T threads for any batch (H, or a static B·H, a multiple of T) and the
-    attention has query blocks (no q_offset: a thread would otherwise hold
-    its head's whole tables; `parallel-query-block` > 0): one
-    parallel region per call instead of a few per head (the loops inside
-    run on the head's thread, rpe-serialize-nested-foralls): DeBERTa at
-    L = 128 and 192 on 2 threads in 0.75× and 0.66× the time of the heads
-    one after another. With
+    `num-threads` = T >= 2 when the attention has query blocks (no
+    q_offset: a thread would otherwise hold its head's whole tables;
+    `parallel-query-block` > 0): one parallel region per call instead of a
+    few per head (the loops inside run on the head's thread,
+    rpe-serialize-nested-foralls): DeBERTa at L = 128 and 192 on 2 threads
+    in 0.75× and 0.66× the time of the heads one after another. When the
+    (batch, head) pairs may not split evenly among the T threads (H, or a
+    static B·H, not a multiple of T), each pair's query rows go in
+    P = T / gcd(B·H, T) parts of a multiple of `part-rows-multiple` rows
+    (P computed at run time for a dynamic batch), B·H·P iterations: DeBERTa
+    with H = 3 on 2 threads at L = 128 and 256 in 0.88× and 0.94× the time
+    of the heads one after another. A causal attention whose pairs may not
+    split evenly keeps the heads one after another (its parts would cost
+    unequal times). With
     query blocks, a table read at the key
     position and a bucket of (i, j) that saturates beyond a distance M
     (`%T[.., .., %j, rpe.bucket %i, %j]` with clip, t5 or log buckets: p2c)
@@ -812,10 +818,10 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
            "An scf.forall over (batch, head) (each thread its own head and "
            "tables) instead of an scf.for (the threads share one head)">,
     Option<"numThreads", "num-threads", "int64_t", /*default=*/"0",
-           "With at least 2: an scf.forall over (batch, head) also when the "
-           "pairs split evenly among this many threads for any batch (H, "
-           "or a static B·H, a multiple of it), for attentions with query "
-           "blocks (no q_offset, parallel-query-block > 0)">,
+           "With at least 2: an scf.forall over (batch, head) for "
+           "attentions with query blocks (no q_offset, parallel-query-block "
+           "> 0), each pair's rows in parts when the pairs may not split "
+           "evenly among this many threads (not for causal attentions)">,
     Option<"queryBlock", "query-block", "int64_t", /*default=*/"2048",
            "With an scf.for over heads: tables read at the query position "
            "are computed per block of this many query rows (0: per head)">,
@@ -823,6 +829,11 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
            /*default=*/"1024",
            "query-block for an scf.forall over heads (each thread holds its "
            "block's tables)">,
+    Option<"partRowsMultiple", "part-rows-multiple", "int64_t",
+           /*default=*/"16",
+           "With num-threads and (batch, head) pairs that do not split "
+           "evenly: each pair's query rows go in parts of a multiple of this "
+           "many rows">,
     Option<"keyBand", "key-band", "bool", /*default=*/"true",
            "With query blocks: tables read at the key position through a "
            "Toeplitz bucket that saturates are computed per block for the "

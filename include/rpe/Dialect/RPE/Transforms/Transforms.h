@@ -178,6 +178,7 @@ struct SplitAttentionHeadsOptions {
   int64_t numThreads = 0;
   int64_t queryBlock = 2048;
   int64_t parallelQueryBlock = 1024;
+  int64_t partRowsMultiple = 16;
   bool keyBand = true;
   bool bucketColumns = true;
   int64_t bucketColumnRows = 24;
