@@ -163,10 +163,11 @@ def test_deberta_threads(heads, threads, causal):
     splits evenly: the heads in parallel, each thread its head's blocks of
     1024 query rows and their tables (the groups and the kernel's tiles on
     the head's thread, rpe-serialize-nested-foralls). H = 3 does not: with
-    B = 1 each head's rows go in T / gcd(B·H, T) parts (2 of 560 rows at
-    Lq = 1100, 2 of 1056 rows, two blocks each, at 2100; on 4 threads 4
-    parts, the last ones empty at Lq = 37 and 5), with B = 2 on 2 threads
-    in one (B·H = 6, known at run time only). Causal with H = 3: one head
+    B = 1 on 2 threads each thread takes one head whole and one of the two
+    halves of the third (560 rows at Lq = 1100; 1056 rows, two blocks, at
+    2100); on 4 threads each takes 3 of the 12 quarters (16 rows at Lq = 37
+    and 5, the last ones empty); with B = 2 on 2 threads every pair goes
+    whole (B·H = 6, known at run time only). Causal with H = 3: one head
     after another, the threads inside each. Lengths that leave partial
     groups, tiles and position-table lines, and more than one block."""
     bucketing = ir.Log(256, 512)

@@ -22,8 +22,9 @@
 // With 2 threads the 8 heads split evenly: the heads are the one parallel
 // region of the call, everything of a head on its thread
 // (rpe-split-attention-heads{num-threads}, rpe-serialize-nested-foralls).
-// With 3 they do not: each head's rows in 3 parts, the 24 (head, part)
-// pairs the one parallel region.
+// With 3 they do not: each thread takes 2 heads whole and 2 of the 6
+// thirds of the 2 heads left over, the 12 iterations the one parallel
+// region.
 // THREADS: func.func private @__rpe_attention_heads(
 // THREADS: omp.parallel
 // THREADS-NEXT: omp.wsloop
@@ -33,7 +34,7 @@
 // THREADS3: func.func private @__rpe_attention_heads(
 // THREADS3: omp.parallel
 // THREADS3-NEXT: omp.wsloop
-// THREADS3-NEXT: omp.loop_nest (%{{.*}}) : index = (%{{.*}}) to (%c24{{.*}}) step
+// THREADS3-NEXT: omp.loop_nest (%{{.*}}) : index = (%{{.*}}) to (%c12{{.*}}) step
 // THREADS3-NOT: omp.parallel
 // THREADS3: return
 

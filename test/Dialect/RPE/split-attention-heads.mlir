@@ -137,8 +137,9 @@
 // scf.forall over (batch, head), each thread its head's blocks of
 // parallel-query-block rows, written into the head's slice of the output,
 // which goes in whole. With 3 threads the 8 pairs do not split evenly:
-// each pair's rows in 3 parts (T / gcd(B·H, T)) of the same multiple of 16
-// rows, 24 iterations, each writing its part's rows of the head's slice.
+// each thread takes 2 pairs whole and 2 of the 6 parts of the 2 pairs left
+// over (3 parts each, T / gcd(B·H, T), of the same multiple of 16 rows):
+// 12 iterations, each writing its rows of the head's slice.
 // PARBLOCK-LABEL: func.func @c2p
 // PARBLOCK: %[[LOOP:.*]] = scf.forall (%[[BH:.*]]) in (%{{.*}}) shared_outs(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x4x?x16xf32>)
 // PARBLOCK: %[[B:.*]] = arith.divui %[[BH]], %{{.*}}
@@ -154,10 +155,22 @@
 // PARBLOCK: } {rpe.split_heads}
 // PARBLOCK: return %[[LOOP]]
 // PARTS-LABEL: func.func @c2p
-// PARTS: %[[LOOP:.*]] = scf.forall (%[[IV:.*]]) in (%c24) shared_outs(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x4x?x16xf32>)
-// PARTS-NEXT: %[[PART:.*]] = arith.remui %[[IV]], %c3
-// PARTS-NEXT: %[[BH:.*]] = arith.divui %[[IV]], %c3
-// PARTS-NEXT: %[[PER:.*]] = arith.ceildivui %{{.*}}, %c3
+// PARTS: %[[LOOP:.*]] = scf.forall (%[[IV:.*]]) in (%c12) shared_outs(%[[ACC:.*]] = %{{.*}}) -> (tensor<2x4x?x16xf32>)
+// PARTS-NEXT: %[[T:.*]] = arith.divui %[[IV]], %c4
+// PARTS-NEXT: %[[J:.*]] = arith.remui %[[IV]], %c4
+// PARTS-NEXT: %[[WHOLE:.*]] = arith.cmpi ult, %[[J]], %c2
+// PARTS-NEXT: %[[TW:.*]] = arith.muli %[[T]], %c2
+// PARTS-NEXT: %[[WP:.*]] = arith.addi %[[TW]], %[[J]]
+// PARTS-NEXT: %[[JR:.*]] = arith.subi %[[J]], %c2
+// PARTS-NEXT: %[[TS:.*]] = arith.muli %[[T]], %c2
+// PARTS-NEXT: %[[K:.*]] = arith.addi %[[TS]], %[[JR]]
+// PARTS-NEXT: %[[KP:.*]] = arith.divui %[[K]], %c3
+// PARTS-NEXT: %[[PP:.*]] = arith.addi %[[KP]], %c6
+// PARTS-NEXT: %[[BH:.*]] = arith.select %[[WHOLE]], %[[WP]], %[[PP]]
+// PARTS-NEXT: %[[P:.*]] = arith.select %[[WHOLE]], %c1, %c3
+// PARTS-NEXT: %[[KR:.*]] = arith.remui %[[K]], %c3
+// PARTS-NEXT: %[[PART:.*]] = arith.select %[[WHOLE]], %c0, %[[KR]]
+// PARTS-NEXT: %[[PER:.*]] = arith.ceildivui %{{.*}}, %[[P]]
 // PARTS-NEXT: %[[PER16:.*]] = arith.ceildivui %[[PER]], %c16
 // PARTS-NEXT: %[[ROWS:.*]] = arith.muli %[[PER16]], %c16
 // PARTS-NEXT: %[[S:.*]] = arith.muli %[[PART]], %[[ROWS]]
@@ -740,9 +753,10 @@ func.func @transposed_table_returned(%q: tensor<1x2x24x16xf32>, %k: tensor<1x2x2
 
 // -----
 
-// Pairs that do not split evenly, and a batch only known at run time: the
+// Pairs that may not split evenly, and a batch only known at run time: the
 // parts are 4 / gcd(B·H, 4), the gcd the largest divisor of 4 that divides
-// B·H (a select per divisor). A causal attention's later rows cost more:
+// B·H (a select per divisor); each thread takes B·H / 4 pairs whole and
+// (B·H mod 4) / gcd parts. A causal attention's later rows cost more:
 // its heads go one after another instead (the threads inside each).
 // PARTS4-LABEL: func.func @c2p_dynamic_batch
 // PARTS4: %[[B:.*]] = tensor.dim %arg0, %c0
@@ -754,10 +768,14 @@ func.func @transposed_table_returned(%q: tensor<1x2x24x16xf32>, %k: tensor<1x2x2
 // PARTS4: %[[D4:.*]] = arith.cmpi eq, %[[R4]], %c0
 // PARTS4: %[[G4:.*]] = arith.select %[[D4]], %c4, %[[G2]]
 // PARTS4: %[[P:.*]] = arith.divui %c4, %[[G4]]
-// PARTS4: %[[IT:.*]] = arith.muli %[[PAIRS]], %[[P]]
-// PARTS4: scf.forall (%[[IV:.*]]) in (%[[IT]])
-// PARTS4-NEXT: arith.remui %[[IV]], %[[P]]
-// PARTS4-NEXT: arith.divui %[[IV]], %[[P]]
+// PARTS4-NEXT: %[[W:.*]] = arith.divui %[[PAIRS]], %c4
+// PARTS4-NEXT: %[[R:.*]] = arith.remui %[[PAIRS]], %c4
+// PARTS4-NEXT: %[[S:.*]] = arith.divui %[[R]], %[[G4]]
+// PARTS4-NEXT: %[[C:.*]] = arith.addi %[[W]], %[[S]]
+// PARTS4-NEXT: %[[IT:.*]] = arith.muli %[[C]], %c4
+// PARTS4-NEXT: scf.forall (%[[IV:.*]]) in (%[[IT]])
+// PARTS4-NEXT: arith.divui %[[IV]], %[[C]]
+// PARTS4-NEXT: arith.remui %[[IV]], %[[C]]
 // PARTS4: } {rpe.split_heads}
 // PARTS4-LABEL: func.func @c2p_causal
 // PARTS4-NOT: scf.forall (%{{.*}}) in

@@ -478,33 +478,47 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     return evenSplit(op) || (blocks && !op.getCausal());
   }
 
-  /// The parts each (batch, head) pair's query rows are cut into so that
-  /// the B·H·parts iterations split evenly among T = `num-threads`
-  /// threads: T / gcd(B·H, T), 1 when the pairs split evenly (null then).
+  /// How the B·H (batch, head) pairs go to T = `num-threads` threads when
+  /// they may not split evenly: n = B·H = whole·T + r; each thread takes
+  /// `whole` pairs whole and `share` parts of the r others, whose query
+  /// rows are cut into `parts` = T / gcd(n, T) parts (share = r / gcd(n,
+  /// T)). Only the r pairs left over compute their tables once per part.
+  struct HeadParts {
+    Value parts, whole, share;
+  };
+
   /// gcd(n, T) is the largest divisor of T that divides n: a select per
-  /// divisor.
-  Value headParts(PatternRewriter &rewriter, Location loc, AttentionOp op,
-                  Value pairs) const {
+  /// divisor (constants for a static n).
+  std::optional<HeadParts> headParts(PatternRewriter &rewriter, Location loc,
+                                     AttentionOp op, Value pairs) const {
     int64_t threads = options.numThreads;
     if (threads < 2 || evenSplit(op))
-      return Value();
-    if (std::optional<int64_t> n = getConstantIntValue(pairs))
-      return indexConst(rewriter, loc, threads / std::gcd(*n, threads));
-    Value gcd = indexConst(rewriter, loc, 1);
-    Value zero = indexConst(rewriter, loc, 0);
-    for (int64_t d = 2; d <= threads; ++d) {
-      if (threads % d)
-        continue;
-      Value divides = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::eq,
-          arith::RemUIOp::create(rewriter, loc, pairs,
-                                 indexConst(rewriter, loc, d)),
-          zero);
-      gcd = arith::SelectOp::create(rewriter, loc, divides,
-                                    indexConst(rewriter, loc, d), gcd);
+      return std::nullopt;
+    Value t = indexConst(rewriter, loc, threads);
+    Value gcd;
+    if (std::optional<int64_t> n = getConstantIntValue(pairs)) {
+      gcd = indexConst(rewriter, loc, std::gcd(*n, threads));
+    } else {
+      gcd = indexConst(rewriter, loc, 1);
+      Value zero = indexConst(rewriter, loc, 0);
+      for (int64_t d = 2; d <= threads; ++d) {
+        if (threads % d)
+          continue;
+        Value divides = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::eq,
+            arith::RemUIOp::create(rewriter, loc, pairs,
+                                   indexConst(rewriter, loc, d)),
+            zero);
+        gcd = arith::SelectOp::create(rewriter, loc, divides,
+                                      indexConst(rewriter, loc, d), gcd);
+      }
     }
-    return arith::DivUIOp::create(rewriter, loc,
-                                  indexConst(rewriter, loc, threads), gcd);
+    HeadParts split;
+    split.parts = arith::DivUIOp::create(rewriter, loc, t, gcd);
+    split.whole = arith::DivUIOp::create(rewriter, loc, pairs, t);
+    split.share = arith::DivUIOp::create(
+        rewriter, loc, arith::RemUIOp::create(rewriter, loc, pairs, t), gcd);
+    return split;
   }
 
   LogicalResult matchAndRewrite(AttentionOp op,
@@ -566,16 +580,24 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       blockTables = std::move(rowTablesOfOp);
       bandTables = std::move(bandTablesOfOp);
     }
-    // Pairs that do not split evenly among the threads: each pair's query
-    // rows in `parts` parts, one iteration each.
-    Value parts = parallel && queryBlock > 0 && blocked
-                      ? headParts(rewriter, loc, op, count)
-                      : Value();
+    // Pairs that may not split evenly among the threads: some pairs' query
+    // rows in parts (HeadParts), one iteration each.
+    std::optional<HeadParts> split;
+    if (parallel && queryBlock > 0 && blocked)
+      split = headParts(rewriter, loc, op, count);
+    // Per thread: its whole pairs, then its parts.
+    Value chunk;
     Operation *loop;
     Value bh, acc;
     if (parallel) {
-      Value iterations =
-          parts ? arith::MulIOp::create(rewriter, loc, count, parts) : count;
+      Value iterations = count;
+      if (split) {
+        chunk =
+            arith::AddIOp::create(rewriter, loc, split->whole, split->share);
+        iterations = arith::MulIOp::create(
+            rewriter, loc, indexConst(rewriter, loc, options.numThreads),
+            chunk);
+      }
       auto forall = scf::ForallOp::create(rewriter, loc,
                                           ArrayRef<OpFoldResult>{iterations},
                                           ValueRange{init}, std::nullopt);
@@ -593,12 +615,35 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     loop->setAttr(kSplitHeadsLoopAttrName, rewriter.getUnitAttr());
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(&loop->getRegion(0).front());
-    // The part's rows: [rowStart, rowEnd), parts of the same multiple of
-    // `part-rows-multiple` rows.
-    Value rowStart = zero, rowEnd = dims.lq;
-    if (parts) {
-      Value part = arith::RemUIOp::create(rewriter, loc, bh, parts);
-      bh = arith::DivUIOp::create(rewriter, loc, bh, parts);
+    // The iteration's rows: [rowStart, rowEnd), all of them for a whole
+    // pair, else one of `parts` parts of the same multiple of
+    // `part-rows-multiple` rows. Thread t's iterations (the static
+    // schedule's contiguous chunks) are its whole pairs t·whole + j, then
+    // the parts t·share + j - whole of the pairs left over.
+    Value rowStart = zero, rowEnd = dims.lq, parts;
+    if (split) {
+      Value t = arith::DivUIOp::create(rewriter, loc, bh, chunk);
+      Value j = arith::RemUIOp::create(rewriter, loc, bh, chunk);
+      Value isWhole = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ult, j, split->whole);
+      Value wholePair = arith::AddIOp::create(
+          rewriter, loc, arith::MulIOp::create(rewriter, loc, t, split->whole),
+          j);
+      Value k = arith::AddIOp::create(
+          rewriter, loc, arith::MulIOp::create(rewriter, loc, t, split->share),
+          arith::SubIOp::create(rewriter, loc, j, split->whole));
+      Value partPair = arith::AddIOp::create(
+          rewriter, loc,
+          arith::MulIOp::create(rewriter, loc,
+                                indexConst(rewriter, loc, options.numThreads),
+                                split->whole),
+          arith::DivUIOp::create(rewriter, loc, k, split->parts));
+      bh = arith::SelectOp::create(rewriter, loc, isWhole, wholePair, partPair);
+      parts =
+          arith::SelectOp::create(rewriter, loc, isWhole, one, split->parts);
+      Value part = arith::SelectOp::create(
+          rewriter, loc, isWhole, zero,
+          arith::RemUIOp::create(rewriter, loc, k, split->parts));
       Value multiple = indexConst(rewriter, loc, options.partRowsMultiple);
       Value partRows = arith::MulIOp::create(
           rewriter, loc,

@@ -766,13 +766,16 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     rpe-serialize-nested-foralls): DeBERTa at L = 128 and 192 on 2 threads
     in 0.75× and 0.66× the time of the heads one after another. When the
     (batch, head) pairs may not split evenly among the T threads (H, or a
-    static B·H, not a multiple of T), each pair's query rows go in
-    P = T / gcd(B·H, T) parts of a multiple of `part-rows-multiple` rows
-    (P computed at run time for a dynamic batch), B·H·P iterations: DeBERTa
-    with H = 3 on 2 threads at L = 128 and 256 in 0.88× and 0.94× the time
-    of the heads one after another. A causal attention whose pairs may not
-    split evenly keeps the heads one after another (its parts would cost
-    unequal times). With
+    static B·H, not a multiple of T), each thread takes B·H / T pairs
+    whole and the same number of parts of the B·H mod T pairs left over,
+    whose query rows go in T / gcd(B·H, T) parts of a multiple of
+    `part-rows-multiple` rows (computed at run time for a dynamic batch;
+    the iterations are ordered for the static schedule's contiguous
+    chunks): DeBERTa with H = 3 on 2 threads at L = 128 to 256 in 0.90×
+    the time of the heads one after another, 1.01–1.02× at 1024 and 2048
+    (blocks of 1024 rows, as for an even split). A causal attention whose
+    pairs may not split evenly keeps the heads one after another (its
+    parts would cost unequal times). With
     query blocks, a table read at the key
     position and a bucket of (i, j) that saturates beyond a distance M
     (`%T[.., .., %j, rpe.bucket %i, %j]` with clip, t5 or log buckets: p2c)
