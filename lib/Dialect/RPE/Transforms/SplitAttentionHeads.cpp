@@ -540,6 +540,8 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       return rewriter.notifyMatchFailure(op, "tables too narrow to split");
 
     Location loc = op.getLoc();
+    // The op before the ones this rewrite builds in front of `op`.
+    Operation *before = op->getPrevNode();
     AttentionSizes dims = getAttentionSizes(rewriter, op);
     RankedTensorType resultType = op.getResult().getType();
     Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
@@ -797,8 +799,12 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       return full;
     };
     auto giveUp = [&] {
-      // Leave the IR as it was.
+      // Leave the IR as it was: the loop and what was built in front of
+      // it (sizes, counts), last first. Otherwise the greedy driver would
+      // see a change and try again, up to its limit.
       rewriter.eraseOp(loop);
+      while (op->getPrevNode() != before)
+        rewriter.eraseOp(op->getPrevNode());
       return rewriter.notifyMatchFailure(op, "cannot tile a table producer");
     };
     // Per key-band table: the columns read before (i - j >= M) and after
