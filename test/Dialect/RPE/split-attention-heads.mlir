@@ -161,8 +161,8 @@
 // PARTS-NEXT: %[[WHOLE:.*]] = arith.cmpi ult, %[[J]], %c2
 // PARTS-NEXT: %[[TW:.*]] = arith.muli %[[T]], %c2
 // PARTS-NEXT: %[[WP:.*]] = arith.addi %[[TW]], %[[J]]
-// PARTS-NEXT: %[[JR:.*]] = arith.subi %[[J]], %c2
 // PARTS-NEXT: %[[TS:.*]] = arith.muli %[[T]], %c2
+// PARTS-NEXT: %[[JR:.*]] = arith.subi %[[J]], %c2
 // PARTS-NEXT: %[[K:.*]] = arith.addi %[[TS]], %[[JR]]
 // PARTS-NEXT: %[[KP:.*]] = arith.divui %[[K]], %c3
 // PARTS-NEXT: %[[PP:.*]] = arith.addi %[[KP]], %c6

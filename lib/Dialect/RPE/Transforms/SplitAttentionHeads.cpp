@@ -631,15 +631,18 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       Value wholePair = arith::AddIOp::create(
           rewriter, loc, arith::MulIOp::create(rewriter, loc, t, split->whole),
           j);
-      Value k = arith::AddIOp::create(
-          rewriter, loc, arith::MulIOp::create(rewriter, loc, t, split->share),
-          arith::SubIOp::create(rewriter, loc, j, split->whole));
-      Value partPair = arith::AddIOp::create(
-          rewriter, loc,
-          arith::MulIOp::create(rewriter, loc,
-                                indexConst(rewriter, loc, options.numThreads),
-                                split->whole),
-          arith::DivUIOp::create(rewriter, loc, k, split->parts));
+      // (One op per statement: the order of arguments' evaluation, and so
+      // of the ops, differs between compilers.)
+      Value firstPart = arith::MulIOp::create(rewriter, loc, t, split->share);
+      Value partOfThread =
+          arith::SubIOp::create(rewriter, loc, j, split->whole);
+      Value k = arith::AddIOp::create(rewriter, loc, firstPart, partOfThread);
+      Value wholePairs = arith::MulIOp::create(
+          rewriter, loc, indexConst(rewriter, loc, options.numThreads),
+          split->whole);
+      Value leftOver = arith::DivUIOp::create(rewriter, loc, k, split->parts);
+      Value partPair =
+          arith::AddIOp::create(rewriter, loc, wholePairs, leftOver);
       bh = arith::SelectOp::create(rewriter, loc, isWhole, wholePair, partPair);
       parts =
           arith::SelectOp::create(rewriter, loc, isWhole, one, split->parts);
