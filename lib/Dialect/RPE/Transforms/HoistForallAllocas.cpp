@@ -72,30 +72,27 @@ void mlir::rpe::hoistForallAllocas(ArrayRef<scf::ForallOp> loops) {
           return !op->isAncestor(v.getParentRegion()->getParentOp());
         });
       };
-      // In front of the loop, and of the ops around it up to the scope
-      // that frees the stack it takes: an alloca in the body of an scf.for
-      // around the loop would take stack again in each of its iterations
-      // (scf.for is marked an automatic allocation scope, but its lowering
-      // to branches saves and restores no stack: DeBERTa with 512 heads
-      // overflowed 8 MiB).
-      Operation *front = forall;
-      while (Operation *parent = front->getParentOp()) {
-        if (isStackScope(parent) || !definedOutside(parent))
-          break;
-        front = parent;
-      }
-      Operation *scope = front->getParentOp();
-      if (definedOutside(forall) && (!scope || isStackScope(scope))) {
-        alloca->moveBefore(front);
-        continue;
-      }
-      // Otherwise on the heap, around the outermost op whose iterations
-      // can share it (a loop inside the body, or the loop itself when
-      // sized by a loop around it), else freed at the end of its block.
+      // The outermost op around the alloca that does not define its sizes
+      // (up to a scope that frees the stack its body takes).
       Operation *around = nullptr;
       for (Operation *p = alloca->getParentOp();
            p && !isStackScope(p) && definedOutside(p); p = p->getParentOp())
         around = p;
+      // Stack scratch in front of it when that reaches such a scope (the
+      // function, or a forall that stays parallel): the loop's iterations,
+      // and those of the scf.for loops around it, share it. An alloca in
+      // the body of an scf.for would take stack again in each iteration
+      // (scf.for is marked an automatic allocation scope, but its lowering
+      // to branches saves and restores no stack: DeBERTa with 512 heads
+      // overflowed 8 MiB).
+      Operation *scope = around ? around->getParentOp() : nullptr;
+      if (scope && isStackScope(scope)) {
+        alloca->moveBefore(around);
+        continue;
+      }
+      // Otherwise on the heap around that op (a loop inside the body, or
+      // the loop itself when sized by a loop around it), or, sized in its
+      // own block, freed at the end of the block.
       OpBuilder b(around ? around : alloca.getOperation());
       auto alloc = memref::AllocOp::create(
           b, alloca.getLoc(), alloca.getType(), alloca.getDynamicSizes(),
