@@ -484,7 +484,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
   /// rows are cut into `parts` = T / gcd(n, T) parts (share = r / gcd(n,
   /// T)). Only the r pairs left over compute their tables once per part.
   struct HeadParts {
-    Value parts, whole, share;
+    Value threads, parts, whole, share;
   };
 
   /// gcd(n, T) is the largest divisor of T that divides n: a select per
@@ -514,6 +514,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       }
     }
     HeadParts split;
+    split.threads = t;
     split.parts = arith::DivUIOp::create(rewriter, loc, t, gcd);
     split.whole = arith::DivUIOp::create(rewriter, loc, pairs, t);
     split.share = arith::DivUIOp::create(
@@ -559,14 +560,14 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
 
     // Tables read at the query position, per block of query rows, and
     // key-band tables (computed per block for a band of keys).
-    SetVector<Value> rowTablesOfOp;
-    DenseMap<Value, Saturation> bandTablesOfOp;
+    SetVector<Value> blockTables;
+    DenseMap<Value, Saturation> bandTables;
     if (!op.getQOffset()) {
-      rowTablesOfOp = rowTables(op, tables);
+      blockTables = rowTables(op, tables);
       if (options.keyBand)
-        bandTablesOfOp = keyBandTables(op, tables);
+        bandTables = keyBandTables(op, tables);
     }
-    bool blocked = !rowTablesOfOp.empty() || !bandTablesOfOp.empty();
+    bool blocked = !blockTables.empty() || !bandTables.empty();
 
     // Parallel over heads (each thread its head's block tables; one
     // parallel region per call, the loops inside on the head's thread), or
@@ -576,16 +577,15 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     bool parallel = parallelHeads(op, blocked);
     int64_t queryBlock =
         parallel ? options.parallelQueryBlock : options.queryBlock;
-    SetVector<Value> blockTables;
-    DenseMap<Value, Saturation> bandTables;
-    if (queryBlock > 0) {
-      blockTables = std::move(rowTablesOfOp);
-      bandTables = std::move(bandTablesOfOp);
+    if (queryBlock <= 0) {
+      blockTables.clear();
+      bandTables.clear();
+      blocked = false;
     }
     // Pairs that may not split evenly among the threads: some pairs' query
     // rows in parts (HeadParts), one iteration each.
     std::optional<HeadParts> split;
-    if (parallel && queryBlock > 0 && blocked)
+    if (parallel && blocked)
       split = headParts(rewriter, loc, op, count);
     // Per thread: its whole pairs, then its parts.
     Value chunk;
@@ -596,9 +596,8 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       if (split) {
         chunk =
             arith::AddIOp::create(rewriter, loc, split->whole, split->share);
-        iterations = arith::MulIOp::create(
-            rewriter, loc, indexConst(rewriter, loc, options.numThreads),
-            chunk);
+        iterations =
+            arith::MulIOp::create(rewriter, loc, split->threads, chunk);
       }
       auto forall = scf::ForallOp::create(rewriter, loc,
                                           ArrayRef<OpFoldResult>{iterations},
@@ -622,7 +621,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     // `part-rows-multiple` rows. Thread t's iterations (the static
     // schedule's contiguous chunks) are its whole pairs t·whole + j, then
     // the parts t·share + j - whole of the pairs left over.
-    Value rowStart = zero, rowEnd = dims.lq, parts;
+    Value rowStart = zero, rowEnd = dims.lq;
     if (split) {
       Value t = arith::DivUIOp::create(rewriter, loc, bh, chunk);
       Value j = arith::RemUIOp::create(rewriter, loc, bh, chunk);
@@ -637,14 +636,13 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       Value partOfThread =
           arith::SubIOp::create(rewriter, loc, j, split->whole);
       Value k = arith::AddIOp::create(rewriter, loc, firstPart, partOfThread);
-      Value wholePairs = arith::MulIOp::create(
-          rewriter, loc, indexConst(rewriter, loc, options.numThreads),
-          split->whole);
+      Value wholePairs =
+          arith::MulIOp::create(rewriter, loc, split->threads, split->whole);
       Value leftOver = arith::DivUIOp::create(rewriter, loc, k, split->parts);
       Value partPair =
           arith::AddIOp::create(rewriter, loc, wholePairs, leftOver);
       bh = arith::SelectOp::create(rewriter, loc, isWhole, wholePair, partPair);
-      parts =
+      Value parts =
           arith::SelectOp::create(rewriter, loc, isWhole, one, split->parts);
       Value part = arith::SelectOp::create(
           rewriter, loc, isWhole, zero,
@@ -850,7 +848,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       // output itself.
       Value blockAcc = acc;
       if (isa<scf::ForallOp>(loop))
-        blockAcc = parts ? sliceLeading(rewriter, loc, acc, {b, h}, rowStart,
+        blockAcc = split ? sliceLeading(rewriter, loc, acc, {b, h}, rowStart,
                                         arith::SubIOp::create(rewriter, loc,
                                                               rowEnd, rowStart))
                          : sliceLeading(rewriter, loc, acc, {b, h});
@@ -1017,7 +1015,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         // The block into the head's slice (or the part's), that into the
         // output.
         offs[0] = offs[1] = rewriter.getIndexAttr(0);
-        if (parts)
+        if (split)
           offs[2] =
               arith::SubIOp::create(rewriter, loc, row0, rowStart).getResult();
         Value inserted = tensor::InsertSliceOp::create(
@@ -1026,7 +1024,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         scf::YieldOp::create(rewriter, loc, inserted);
         result = blockLoop.getResult(0);
         rewriter.setInsertionPointAfter(blockLoop);
-        offs = {b, h, parts ? OpFoldResult(rowStart) : rewriter.getIndexAttr(0),
+        offs = {b, h, split ? OpFoldResult(rowStart) : rewriter.getIndexAttr(0),
                 rewriter.getIndexAttr(0)};
         sizes = tensor::getMixedSizes(rewriter, loc, result);
       }
@@ -1048,7 +1046,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     if (!columnTables.empty()) {
       rewriter.setInsertionPointAfter(hk.getDefiningOp());
       Value firstQuery = zero;
-      if (parts) {
+      if (split) {
         // An empty part (rowStart = Lq) reads no table: any range will do.
         firstQuery = arith::MinSIOp::create(rewriter, loc, rowStart, lastQuery);
         lastQuery = arith::MaxSIOp::create(
