@@ -83,8 +83,9 @@ static LogicalResult checkRange(function_ref<InFlightDiagnostic()> emitError,
 }
 
 namespace {
-/// Small IR builder for index/f32 arithmetic used by `buildBucket`.
-struct ArithBuilder {
+/// Small IR builder for index/f32 arithmetic used by `buildBucket` (not
+/// upstream's mlir::ArithBuilder).
+struct BucketArith {
   OpBuilder &b;
   Location loc;
 
@@ -178,7 +179,7 @@ int64_t ClipBucketingAttr::bucket(int64_t i, int64_t j) const {
 
 Value ClipBucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
                                      Value j) const {
-  ArithBuilder ab{builder, loc};
+  BucketArith ab{builder, loc};
   int64_t k = getMaxDistance();
   return ab.add(ab.clamp(ab.satSub(i, j), -k, k), ab.idx(k));
 }
@@ -250,7 +251,7 @@ int64_t T5BucketingAttr::bucket(int64_t i, int64_t j) const {
 Value T5BucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
                                    Value j) const {
   T5Params p = getT5Params(*this);
-  ArithBuilder ab{builder, loc};
+  BucketArith ab{builder, loc};
   Value n = ab.satSub(j, i);
   Value zero = ab.idx(0);
   Value offset, a;
@@ -352,7 +353,7 @@ int64_t LogBucketingAttr::bucket(int64_t i, int64_t j) const {
 
 Value LogBucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
                                     Value j) const {
-  ArithBuilder ab{builder, loc};
+  BucketArith ab{builder, loc};
   Value r = ab.satSub(i, j);
   Value lb = r;
   if (getPositionBuckets() > 0) {
@@ -410,7 +411,7 @@ int64_t Window2DBucketingAttr::bucket(int64_t i, int64_t j) const {
 
 Value Window2DBucketingAttr::buildBucket(OpBuilder &builder, Location loc,
                                          Value i, Value j) const {
-  ArithBuilder ab{builder, loc};
+  BucketArith ab{builder, loc};
   int64_t wh = getHeight(), ww = getWidth();
   Value hi = ab.floorDiv(i, ww), hj = ab.floorDiv(j, ww);
   Value wIdx = ab.idx(ww);
@@ -425,7 +426,7 @@ bool Window2DBucketingAttr::isToeplitz() const { return false; }
 
 Value Window2DBucketingAttr::buildPlaneOffset(OpBuilder &builder, Location loc,
                                               Value t) const {
-  ArithBuilder ab{builder, loc};
+  BucketArith ab{builder, loc};
   int64_t ww = getWidth();
   return ab.add(t, ab.mul(ab.floorDiv(t, ww), ab.idx(ww - 1)));
 }
@@ -434,7 +435,7 @@ Value Window2DBucketingAttr::buildBucketFromPlaneDifference(OpBuilder &builder,
                                                             Location loc,
                                                             Value v) const {
   // v = dh·(2Ww - 1) + dw with |dw| <= Ww - 1: one (dh, dw) per v.
-  ArithBuilder ab{builder, loc};
+  BucketArith ab{builder, loc};
   int64_t wh = getHeight(), ww = getWidth();
   Value dh = ab.floorDiv(ab.add(v, ab.idx(ww - 1)), 2 * ww - 1);
   Value dw = ab.sub(v, ab.mul(dh, ab.idx(2 * ww - 1)));
