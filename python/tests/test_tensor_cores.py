@@ -212,6 +212,7 @@ def test_register_kernel_is_used():
 
 
 @pytest.mark.parametrize("shift", [0, 1, 8])
+@_emulated_registers
 def test_register_kernel_stages_misaligned_operands(shift):
     """K and V that start `shift` elements (2 bytes each) into a buffer: the
     register kernel's 16-byte staging loads are taken only where every run
@@ -270,6 +271,7 @@ SCORE_MODS = {
 
 @pytest.mark.parametrize("elem", ["f16", "bf16"])
 @pytest.mark.parametrize("name", sorted(SCORE_MODS))
+@_emulated_registers
 def test_register_kernel_score_mods(elem, name):
     """score_mod on the register kernel's fragments, with the scale folded
     into an FMA where the body adds a term to the score, against NumPy."""
@@ -304,6 +306,7 @@ func.func @attn(%%q: %(t)s, %%k: %(t)s, %%v: %(t)s) -> %(t)s {
 @pytest.mark.parametrize("options", [
     "mma-registers=1 mma-block-rows=16 mma-tile-k=16",
     "mma-registers=1 mma-block-rows=48 mma-tile-k=32"])
+@_emulated_registers
 def test_register_kernel_causal_tile_edges(options):
     """Causal attention with every query offset from -3 to 40: each key tile
     is scored without a mask only when the warp's first row sees its last
