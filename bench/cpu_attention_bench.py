@@ -31,7 +31,8 @@ against Lk = each of --lengths). Three more rpe implementations split
 DeBERTa's cost (not in the default set): rpe_deberta_c2p and
 rpe_deberta_p2c (one term each), and rpe_deberta_far (both terms with
 Log(4, 8) buckets, saturated 8 positions from the diagonal: nearly every
-tile is a far tile, and the projections are 8 buckets wide).
+tile is a far tile, and the projections are 8 buckets wide);
+rpe_deberta_causal is DeBERTa with a causal mask.
 
 PyTorch is needed for the torch columns: when the running Python cannot
 import it, the script creates a virtual environment
@@ -103,6 +104,7 @@ LABELS = {
     "rpe_deberta_c2p": "rpe DeBERTa c2p", "rpe_deberta_p2c": "rpe DeBERTa p2c",
     "rpe_deberta_far": "rpe DeBERTa, Log(4, 8) buckets",
     "rpe_none_causal": "rpe bias-free causal", "rpe_t5_causal": "rpe T5 causal",
+    "rpe_deberta_causal": "rpe DeBERTa c2p+p2c causal",
     "sdpa_none": "SDPA bias-free", "sdpa_t5_mask": "SDPA + T5 float mask",
     "flex_t5": "FlexAttention T5", "seed_eager": "seed eager T5",
     "sdpa_deberta": "SDPA + DeBERTa mask (HF gathers)",
@@ -146,7 +148,8 @@ def _rpe_module(impl, length):
             ir.Log(DEBERTA_BUCKETS, DEBERTA_MAX_POSITION)
         return ir.deberta_attention(bucketing, **common,
                                     c2p=kind != "deberta_p2c",
-                                    p2c=kind != "deberta_c2p", name="attn")
+                                    p2c=kind != "deberta_c2p", causal=causal,
+                                    name="attn")
     raise ValueError(impl)
 
 

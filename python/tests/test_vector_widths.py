@@ -157,7 +157,8 @@ def test_deberta_key_band_edges(c2p):
 
 
 @pytest.mark.parametrize("heads,threads,causal", [
-    (2, 2, False), (3, 2, False), (3, 4, False), (3, 2, True)])
+    (2, 2, False), (3, 2, False), (3, 4, False), (3, 2, True),
+    (3, 4, True)])
 def test_deberta_threads(heads, threads, causal):
     """rpe-split-attention-heads on several threads. H = 2 on 2 threads
     splits evenly: the heads in parallel, each thread its head's blocks of
@@ -167,9 +168,11 @@ def test_deberta_threads(heads, threads, causal):
     halves of the third (560 rows at Lq = 1100; 1056 rows, two blocks, at
     2100); on 4 threads each takes 3 of the 12 quarters (16 rows at Lq = 37
     and 5, the last ones empty); with B = 2 on 2 threads every pair goes
-    whole (B·H = 6, known at run time only). Causal with H = 3: one head
-    after another, the threads inside each. Lengths that leave partial
-    groups, tiles and position-table lines, and more than one block."""
+    whole (B·H = 6, known at run time only). Causal with H = 3: the parts
+    end where the rows' work (min(i + 1, Lk) keys) is equal, with Lq below
+    and above Lk (then the last rows all see Lk keys). Lengths that leave
+    partial groups, tiles and position-table lines, and more than one
+    block."""
     bucketing = ir.Log(256, 512)
     text = ir.deberta_attention(bucketing, batch=None, heads=heads, lq=None,
                                 lk=None, head_dim=8, causal=causal,
@@ -179,8 +182,10 @@ def test_deberta_threads(heads, threads, causal):
     s = ir.deberta_scale(8, True, True)
     shapes = [(1, 5, 9), (1, 37, 70), (1, 130, 129), (2, 130, 129),
               (1, 1100, 1030)]
-    if heads == 3 and threads == 2 and not causal:
-        shapes.append((1, 2100, 2000))
+    if heads == 3 and threads == 2:
+        shapes += [(1, 2100, 1500)] if causal else [(1, 2100, 2000)]
+    if causal:
+        shapes.append((1, 300, 40))
     for batch, lq, lk in shapes:
         q, k, v, _ = _inputs(rng, batch, heads, lq, lk, 8, 1)
         pq, pk = (rng.standard_normal((heads, 512, 8)).astype(np.float32)

@@ -756,8 +756,10 @@ func.func @transposed_table_returned(%q: tensor<1x2x24x16xf32>, %k: tensor<1x2x2
 // Pairs that may not split evenly, and a batch only known at run time: the
 // parts are 4 / gcd(B·H, 4), the gcd the largest divisor of 4 that divides
 // B·H (a select per divisor); each thread takes B·H / 4 pairs whole and
-// (B·H mod 4) / gcd parts. A causal attention's later rows cost more:
-// its heads go one after another instead (the threads inside each).
+// (B·H mod 4) / gcd parts. A causal attention's later rows cost more: its
+// parts end where the rows' work, W(r) = r²/2 up to Lk and Lk²/2 +
+// (r - Lk)·Lk after it, is (p + 1) / parts of W(Lq), rounded to 16 rows;
+// W(Lk) and W(Lq) once, in front of the loop; the last part ends at Lq.
 // PARTS4-LABEL: func.func @c2p_dynamic_batch
 // PARTS4: %[[B:.*]] = tensor.dim %arg0, %c0
 // PARTS4: %[[PAIRS:.*]] = arith.muli %[[B]], %c3
@@ -778,9 +780,50 @@ func.func @transposed_table_returned(%q: tensor<1x2x24x16xf32>, %k: tensor<1x2x2
 // PARTS4-NEXT: arith.remui %[[IV]], %[[C]]
 // PARTS4: } {rpe.split_heads}
 // PARTS4-LABEL: func.func @c2p_causal
-// PARTS4-NOT: scf.forall (%{{.*}}) in
-// PARTS4: scf.for {{.*}} iter_args
-// PARTS4: step %c2048
+// PARTS4-DAG: %[[HALF:.*]] = arith.constant 5.000000e-01 : f64
+// PARTS4-DAG: %[[SIXTEEN:.*]] = arith.constant 1.600000e+01 : f64
+// PARTS4: %[[LQ:.*]] = tensor.dim %arg0, %c2
+// PARTS4: %[[LK:.*]] = tensor.dim %arg1, %c2
+// PARTS4: %[[P:.*]] = arith.divui %c4, %{{.*}} : index
+// PARTS4: %[[LQI:.*]] = arith.index_castui %[[LQ]] : index to i64
+// PARTS4-NEXT: %[[LQF:.*]] = arith.uitofp %[[LQI]] : i64 to f64
+// PARTS4-NEXT: %[[LKI:.*]] = arith.index_castui %[[LK]] : index to i64
+// PARTS4-NEXT: %[[LKF:.*]] = arith.uitofp %[[LKI]] : i64 to f64
+// PARTS4-NEXT: %[[LQ2:.*]] = arith.mulf %[[LQF]], %[[LQF]]
+// PARTS4-NEXT: %[[TRI:.*]] = arith.mulf %[[LQ2]], %[[HALF]]
+// PARTS4-NEXT: %[[LK2:.*]] = arith.mulf %[[LKF]], %[[LKF]]
+// PARTS4-NEXT: %[[KNEE:.*]] = arith.mulf %[[LK2]], %[[HALF]]
+// PARTS4-NEXT: %[[PAST:.*]] = arith.subf %[[LQF]], %[[LKF]]
+// PARTS4-NEXT: %[[RECT:.*]] = arith.mulf %[[PAST]], %[[LKF]]
+// PARTS4-NEXT: %[[KR:.*]] = arith.addf %[[KNEE]], %[[RECT]]
+// PARTS4-NEXT: %[[WITHIN:.*]] = arith.cmpf ole, %[[LQF]], %[[LKF]]
+// PARTS4-NEXT: %[[TOTAL:.*]] = arith.select %[[WITHIN]], %[[TRI]], %[[KR]]
+// PARTS4: scf.forall
+// PARTS4: %[[NPARTS:.*]] = arith.select %{{.*}}, %c1, %[[P]]
+// PARTS4: %[[PART:.*]] = arith.select %{{.*}}, %c0, %{{.*}}
+// PARTS4: %[[PARTSF:.*]] = arith.uitofp %{{.*}} : i64 to f64
+// PARTS4: %[[PARTF:.*]] = arith.uitofp %{{.*}} : i64 to f64
+// PARTS4-NEXT: %[[SC:.*]] = arith.mulf %[[TOTAL]], %[[PARTF]]
+// PARTS4-NEXT: %[[SHARE:.*]] = arith.divf %[[SC]], %[[PARTSF]]
+// PARTS4-NEXT: %[[TW:.*]] = arith.addf %[[SHARE]], %[[SHARE]]
+// PARTS4-NEXT: %[[SQ:.*]] = math.sqrt %[[TW]]
+// PARTS4-NEXT: %[[BEY:.*]] = arith.subf %[[SHARE]], %[[KNEE]]
+// PARTS4-NEXT: %[[ROWS:.*]] = arith.divf %[[BEY]], %[[LKF]]
+// PARTS4-NEXT: %[[AFTER:.*]] = arith.addf %[[LKF]], %[[ROWS]]
+// PARTS4-NEXT: %[[WK:.*]] = arith.cmpf ole, %[[SHARE]], %[[KNEE]]
+// PARTS4-NEXT: %[[R:.*]] = arith.select %[[WK]], %[[SQ]], %[[AFTER]]
+// PARTS4-NEXT: %[[M:.*]] = arith.divf %[[R]], %[[SIXTEEN]]
+// PARTS4-NEXT: %[[RD:.*]] = math.round %[[M]]
+// PARTS4-NEXT: %[[CI:.*]] = arith.fptoui %[[RD]] : f64 to i64
+// PARTS4-NEXT: %[[CX:.*]] = arith.index_castui %[[CI]] : i64 to index
+// PARTS4-NEXT: %[[B16:.*]] = arith.muli %[[CX]], %c16
+// PARTS4-NEXT: %[[START:.*]] = arith.minui %[[B16]], %[[LQ]]
+// PARTS4-NEXT: %[[NEXT:.*]] = arith.addi %[[PART]], %c1
+// PARTS4-NEXT: %[[LAST:.*]] = arith.cmpi eq, %[[NEXT]], %[[NPARTS]]
+// PARTS4: math.sqrt
+// PARTS4: %[[STOP:.*]] = arith.minui %{{.*}}, %[[LQ]]
+// PARTS4-NEXT: %[[END:.*]] = arith.select %[[LAST]], %[[LQ]], %[[STOP]]
+// PARTS4: scf.for %{{.*}} = %[[START]] to %[[END]] step %c1024
 // PARTS4: } {rpe.split_heads}
 
 #q = affine_map<(b, h, i, d, n) -> (b, h, i, d)>

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Tensor/Transforms/Transforms.h"
@@ -467,15 +468,14 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
   /// `parallel-heads`, or with `num-threads` >= 2 when each thread's tables
   /// are those of a block of query rows (`blocks`; no q_offset: a thread
   /// would hold its head's whole tables) and the pairs split evenly, or
-  /// may be cut into parts of rows (headParts; not for a causal attention,
-  /// whose later rows cost more).
+  /// may be cut into parts of rows (headParts).
   bool parallelHeads(AttentionOp op, bool blocks) const {
     if (options.parallelHeads)
       return true;
     if (options.numThreads < 2 || op.getQOffset() ||
         options.parallelQueryBlock <= 0)
       return false;
-    return evenSplit(op) || (blocks && !op.getCausal());
+    return evenSplit(op) || blocks;
   }
 
   /// How the B·H (batch, head) pairs go to T = `num-threads` threads when
@@ -520,6 +520,90 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     split.share = arith::DivUIOp::create(
         rewriter, loc, arith::RemUIOp::create(rewriter, loc, pairs, t), gcd);
     return split;
+  }
+
+  /// The work of a causal attention's pair in rows, for cutting it into
+  /// parts of equal work: row i (no q_offset) sees min(i + 1, Lk) keys, so
+  /// the first r rows cost about W(r) = r^2 / 2 up to r = Lk (`knee` =
+  /// W(Lk)) and W(Lk) + (r - Lk) Lk after it; `total` = W(Lq). Built once,
+  /// in front of the loop over the pairs.
+  struct CausalWork {
+    Value lk, knee, total;
+  };
+
+  static Value toF64(OpBuilder &b, Location loc, Value index) {
+    Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
+    return arith::UIToFPOp::create(b, loc, b.getF64Type(), i64);
+  }
+
+  static Value f64Const(OpBuilder &b, Location loc, double v) {
+    return arith::ConstantOp::create(b, loc, b.getF64Type(),
+                                     b.getF64FloatAttr(v));
+  }
+
+  static CausalWork causalWork(OpBuilder &b, Location loc,
+                               const AttentionSizes &dims) {
+    CausalWork work;
+    Value lq = toF64(b, loc, dims.lq);
+    work.lk = toF64(b, loc, dims.lk);
+    Value half = f64Const(b, loc, 0.5);
+    Value square = arith::MulFOp::create(b, loc, lq, lq);
+    Value triangle = arith::MulFOp::create(b, loc, half, square);
+    Value lkSquare = arith::MulFOp::create(b, loc, work.lk, work.lk);
+    work.knee = arith::MulFOp::create(b, loc, half, lkSquare);
+    Value pastKnee = arith::SubFOp::create(b, loc, lq, work.lk);
+    Value rectangle = arith::MulFOp::create(b, loc, pastKnee, work.lk);
+    Value kneeAndRectangle =
+        arith::AddFOp::create(b, loc, work.knee, rectangle);
+    Value lqWithinLk =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, lq, work.lk);
+    work.total =
+        arith::SelectOp::create(b, loc, lqWithinLk, triangle, kneeAndRectangle);
+    return work;
+  }
+
+  /// Rows [start, end) of part `part` of `parts` of a causal attention's
+  /// pair, cut where the work is equal: part p ends at the r with W(r) =
+  /// W(Lq) (p + 1) / parts, rounded to a multiple of `part-rows-multiple`
+  /// rows (at most Lq; the last part ends at Lq). Rows cut elsewhere would
+  /// give the same result, only unequal times.
+  std::pair<Value, Value> causalPartRows(OpBuilder &b, Location loc,
+                                         const AttentionSizes &dims,
+                                         const CausalWork &work, Value part,
+                                         Value parts) const {
+    Value partsF = toF64(b, loc, parts);
+    Value multiple = indexConst(b, loc, options.partRowsMultiple);
+    Value multipleF =
+        f64Const(b, loc, static_cast<double>(options.partRowsMultiple));
+    // The end of part p: W^-1(W(Lq) p / parts), a multiple of the rows.
+    auto end = [&](Value p) -> Value {
+      Value pF = toF64(b, loc, p);
+      Value scaled = arith::MulFOp::create(b, loc, work.total, pF);
+      Value share = arith::DivFOp::create(b, loc, scaled, partsF);
+      Value twice = arith::AddFOp::create(b, loc, share, share);
+      Value beforeKnee = math::SqrtOp::create(b, loc, twice);
+      Value beyond = arith::SubFOp::create(b, loc, share, work.knee);
+      Value rows = arith::DivFOp::create(b, loc, beyond, work.lk);
+      Value afterKnee = arith::AddFOp::create(b, loc, work.lk, rows);
+      Value withinKnee = arith::CmpFOp::create(
+          b, loc, arith::CmpFPredicate::OLE, share, work.knee);
+      Value r =
+          arith::SelectOp::create(b, loc, withinKnee, beforeKnee, afterKnee);
+      Value inMultiples = arith::DivFOp::create(b, loc, r, multipleF);
+      Value rounded = math::RoundOp::create(b, loc, inMultiples);
+      Value count = arith::FPToUIOp::create(b, loc, b.getI64Type(), rounded);
+      Value countIndex =
+          arith::IndexCastUIOp::create(b, loc, b.getIndexType(), count);
+      Value bound = arith::MulIOp::create(b, loc, countIndex, multiple);
+      return arith::MinUIOp::create(b, loc, bound, dims.lq);
+    };
+    Value start = end(part);
+    Value next = arith::AddIOp::create(b, loc, part, indexConst(b, loc, 1));
+    Value last =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, next, parts);
+    Value stop = end(next);
+    Value endRow = arith::SelectOp::create(b, loc, last, dims.lq, stop);
+    return {start, endRow};
   }
 
   LogicalResult matchAndRewrite(AttentionOp op,
@@ -585,8 +669,11 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     // Pairs that may not split evenly among the threads: some pairs' query
     // rows in parts (HeadParts), one iteration each.
     std::optional<HeadParts> split;
+    std::optional<CausalWork> work;
     if (parallel && blocked)
       split = headParts(rewriter, loc, op, count);
+    if (split && op.getCausal())
+      work = causalWork(rewriter, loc, dims);
     // Per thread: its whole pairs, then its parts.
     Value chunk;
     Operation *loop;
@@ -647,20 +734,25 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       Value part = arith::SelectOp::create(
           rewriter, loc, isWhole, zero,
           arith::RemUIOp::create(rewriter, loc, k, split->parts));
-      Value multiple = indexConst(rewriter, loc, options.partRowsMultiple);
-      Value partRows = arith::MulIOp::create(
-          rewriter, loc,
-          arith::CeilDivUIOp::create(
-              rewriter, loc,
-              arith::CeilDivUIOp::create(rewriter, loc, dims.lq, parts),
-              multiple),
-          multiple);
-      rowStart = arith::MinUIOp::create(
-          rewriter, loc, arith::MulIOp::create(rewriter, loc, part, partRows),
-          dims.lq);
-      rowEnd = arith::MinUIOp::create(
-          rewriter, loc,
-          arith::AddIOp::create(rewriter, loc, rowStart, partRows), dims.lq);
+      if (work) {
+        std::tie(rowStart, rowEnd) =
+            causalPartRows(rewriter, loc, dims, *work, part, parts);
+      } else {
+        Value multiple = indexConst(rewriter, loc, options.partRowsMultiple);
+        Value partRows = arith::MulIOp::create(
+            rewriter, loc,
+            arith::CeilDivUIOp::create(
+                rewriter, loc,
+                arith::CeilDivUIOp::create(rewriter, loc, dims.lq, parts),
+                multiple),
+            multiple);
+        rowStart = arith::MinUIOp::create(
+            rewriter, loc, arith::MulIOp::create(rewriter, loc, part, partRows),
+            dims.lq);
+        rowEnd = arith::MinUIOp::create(
+            rewriter, loc,
+            arith::AddIOp::create(rewriter, loc, rowStart, partRows), dims.lq);
+      }
     }
     Value b = arith::DivUIOp::create(rewriter, loc, bh, dims.heads);
     Value h = arith::RemUIOp::create(rewriter, loc, bh, dims.heads);

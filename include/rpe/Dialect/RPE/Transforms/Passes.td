@@ -773,10 +773,10 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     the iterations are ordered for the static schedule's contiguous
     chunks): DeBERTa with H = 3 on 2 threads at L = 128 to 256 in 0.90×
     the time of the heads one after another, 1.01–1.02× at 1024 and 2048
-    (blocks of 1024 rows, as for an even split). A causal attention whose
-    pairs may not split evenly keeps the heads one after another (its
-    parts would cost unequal times). With
-    query blocks, a table read at the key
+    (blocks of 1024 rows, as for an even split). A causal attention's
+    parts are cut where their work is equal rather than their rows (row i
+    sees min(i + 1, Lk) keys: the first part of two ends near Lq / √2).
+    With query blocks, a table read at the key
     position and a bucket of (i, j) that saturates beyond a distance M
     (`%T[.., .., %j, rpe.bucket %i, %j]` with clip, t5 or log buckets: p2c)
     is computed per block for the keys [row0 - M + 1, row0 + rows + M - 1)
@@ -824,7 +824,7 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
            "With at least 2: an scf.forall over (batch, head) for "
            "attentions with query blocks (no q_offset, parallel-query-block "
            "> 0), each pair's rows in parts when the pairs may not split "
-           "evenly among this many threads (not for causal attentions)">,
+           "evenly among this many threads">,
     Option<"queryBlock", "query-block", "int64_t", /*default=*/"2048",
            "With an scf.for over heads: tables read at the query position "
            "are computed per block of this many query rows (0: per head)">,
@@ -855,8 +855,8 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::bufferization::BufferizationDialect",
-    "::mlir::linalg::LinalgDialect", "::mlir::scf::SCFDialect",
-    "::mlir::tensor::TensorDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::math::MathDialect",
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect",
   ];
 }
 
