@@ -785,10 +785,10 @@ func.func @transposed_table_returned(%q: tensor<1x2x24x16xf32>, %k: tensor<1x2x2
 // PARTS4: %[[LQ:.*]] = tensor.dim %arg0, %c2
 // PARTS4: %[[LK:.*]] = tensor.dim %arg1, %c2
 // PARTS4: %[[P:.*]] = arith.divui %c4, %{{.*}} : index
-// PARTS4: %[[LQI:.*]] = arith.index_castui %[[LQ]] : index to i64
-// PARTS4-NEXT: %[[LQF:.*]] = arith.uitofp %[[LQI]] : i64 to f64
-// PARTS4-NEXT: %[[LKI:.*]] = arith.index_castui %[[LK]] : index to i64
-// PARTS4-NEXT: %[[LKF:.*]] = arith.uitofp %[[LKI]] : i64 to f64
+// PARTS4: %[[LQI:.*]] = arith.index_cast %[[LQ]] : index to i64
+// PARTS4-NEXT: %[[LQF:.*]] = arith.sitofp %[[LQI]] : i64 to f64
+// PARTS4-NEXT: %[[LKI:.*]] = arith.index_cast %[[LK]] : index to i64
+// PARTS4-NEXT: %[[LKF:.*]] = arith.sitofp %[[LKI]] : i64 to f64
 // PARTS4-NEXT: %[[LQ2:.*]] = arith.mulf %[[LQF]], %[[LQF]]
 // PARTS4-NEXT: %[[TRI:.*]] = arith.mulf %[[LQ2]], %[[HALF]]
 // PARTS4-NEXT: %[[LK2:.*]] = arith.mulf %[[LKF]], %[[LKF]]
@@ -801,8 +801,8 @@ func.func @transposed_table_returned(%q: tensor<1x2x24x16xf32>, %k: tensor<1x2x2
 // PARTS4: scf.forall
 // PARTS4: %[[NPARTS:.*]] = arith.select %{{.*}}, %c1, %[[P]]
 // PARTS4: %[[PART:.*]] = arith.select %{{.*}}, %c0, %{{.*}}
-// PARTS4: %[[PARTSF:.*]] = arith.uitofp %{{.*}} : i64 to f64
-// PARTS4: %[[PARTF:.*]] = arith.uitofp %{{.*}} : i64 to f64
+// PARTS4: %[[PARTSF:.*]] = arith.sitofp %{{.*}} : i64 to f64
+// PARTS4: %[[PARTF:.*]] = arith.sitofp %{{.*}} : i64 to f64
 // PARTS4-NEXT: %[[SC:.*]] = arith.mulf %[[TOTAL]], %[[PARTF]]
 // PARTS4-NEXT: %[[SHARE:.*]] = arith.divf %[[SC]], %[[PARTSF]]
 // PARTS4-NEXT: %[[TW:.*]] = arith.addf %[[SHARE]], %[[SHARE]]

@@ -12,6 +12,7 @@
 #include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
+#include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
 #include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -532,8 +533,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
   };
 
   static Value toF64(OpBuilder &b, Location loc, Value index) {
-    Value i64 = arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index);
-    return arith::UIToFPOp::create(b, loc, b.getF64Type(), i64);
+    return castIndexToFloat(b, loc, index, b.getF64Type());
   }
 
   static Value f64Const(OpBuilder &b, Location loc, double v) {
