@@ -157,7 +157,8 @@ mlir::rpe::resolveVectorizeOptions(const CPUPipelineOptions &options) {
 }
 
 void mlir::rpe::addFusionPasses(OpPassManager &pm, int64_t outlineMinRepeats,
-                                bool splitHeads, int64_t numThreads) {
+                                bool splitHeads, int64_t numThreads,
+                                int64_t partRowsMultiple) {
   // Front-end attention (batch_matmul on collapsed batch·heads,
   // transposes) into the 4-D form the raising matches.
   pm.addPass(createRPENormalizeAttentionPass());
@@ -167,6 +168,8 @@ void mlir::rpe::addFusionPasses(OpPassManager &pm, int64_t outlineMinRepeats,
   if (splitHeads) {
     RPESplitAttentionHeadsPassOptions split;
     split.numThreads = numThreads;
+    if (partRowsMultiple > 0)
+      split.partRowsMultiple = partRowsMultiple;
     pm.addPass(createRPESplitAttentionHeadsPass(split));
     pm.addPass(createCanonicalizerPass());
   }
@@ -260,10 +263,14 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
   // Attention: fused and tiled (FlashAttention-2 structure, nothing Lq×Lk),
   // unless the reference path is asked for.
   if (!options.reference) {
+    // A head's parts (its query rows split among the threads) end on whole
+    // row vectors of the vector kernel.
+    VectorizeAttentionOptions v;
+    if (options.vectorize)
+      v = resolveVectorizeOptions(options);
     addFusionPasses(pm, options.outlineMinRepeats, options.splitAttentionHeads,
-                    options.numThreads);
+                    options.numThreads, options.vectorize ? v.vectorWidth : 0);
     if (options.vectorize) {
-      VectorizeAttentionOptions v = resolveVectorizeOptions(options);
       RPEVectorizeAttentionPassOptions vec;
       vec.vectorWidth = v.vectorWidth;
       vec.tileQ = v.tileQ;

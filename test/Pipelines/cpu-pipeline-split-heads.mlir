@@ -18,6 +18,15 @@
 // RUN: rpe-opt %s -rpe-cpu-pipeline="vector-width=16" -mlir-print-ir-after=rpe-vectorize-transposes -o /dev/null 2>&1 | FileCheck %s --check-prefix=TABLES
 // RUN: rpe-opt %s -rpe-cpu-pipeline="num-threads=2" -mlir-print-ir-after=convert-scf-to-openmp -o /dev/null 2>&1 | FileCheck %s --check-prefix=THREADS
 // RUN: rpe-opt %s -rpe-cpu-pipeline="num-threads=3" -mlir-print-ir-after=convert-scf-to-openmp -o /dev/null 2>&1 | FileCheck %s --check-prefix=THREADS3
+// RUN: rpe-opt %s -rpe-cpu-pipeline="vector-width=8" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROWS8
+// RUN: rpe-opt %s -rpe-cpu-pipeline="vector-width=16" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROWS16
+// RUN: rpe-opt %s -rpe-cpu-pipeline="vectorize=0" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=ROWS16
+
+// A head's parts end on whole row vectors of the vector kernel: the
+// pipeline passes its vector width as part-rows-multiple (the pass's
+// default, 16, without the vector kernel).
+// ROWS8: rpe-split-attention-heads{{.*}} part-rows-multiple=8 {{.*}}}
+// ROWS16: rpe-split-attention-heads{{.*}} part-rows-multiple=16 {{.*}}}
 
 // With 2 threads the 8 heads split evenly: the heads are the one parallel
 // region of the call, everything of a head on its thread

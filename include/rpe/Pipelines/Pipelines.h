@@ -325,10 +325,12 @@ void buildNVPTXPipeline(OpPassManager &pm, const NVPTXPipelineOptions &options);
 /// tensor code) to linalg; one-shot bufferization with identity-layout
 /// function boundaries. `splitHeads` (the CPU pipeline): attentions with
 /// per-head gather tables run per (batch, head) (rpe-split-attention-heads,
-/// the heads in parallel when they split evenly among `numThreads`), before
-/// outlining.
+/// the heads in parallel when they split evenly among `numThreads`, parts
+/// of a head rounded to `partRowsMultiple` rows: the vector kernel's lanes;
+/// 0 keeps the pass's default), before outlining.
 void addFusionPasses(OpPassManager &pm, int64_t outlineMinRepeats,
-                     bool splitHeads = false, int64_t numThreads = 0);
+                     bool splitHeads = false, int64_t numThreads = 0,
+                     int64_t partRowsMultiple = 0);
 void addToLinalgPasses(OpPassManager &pm);
 void addBufferizePass(OpPassManager &pm);
 
