@@ -826,6 +826,22 @@ func.func @transposed_table_returned(%q: tensor<1x2x24x16xf32>, %k: tensor<1x2x2
 // PARTS4: scf.for %{{.*}} = %[[START]] to %[[END]] step %c1024
 // PARTS4: } {rpe.split_heads}
 
+// A causal attention sees only i - j >= 0: the c2p columns a group of rows
+// [r, r + n) computes lie between the buckets of max(r - last key, 0) and
+// max(r + n - 1, 0), not of r - last key (about half DeBERTa's columns).
+// GROUPS-LABEL: func.func @c2p_causal
+// GROUPS: %[[LK1:.*]] = arith.subi %{{.*}}, %c1 : index
+// GROUPS-NEXT: %[[LASTKEY:.*]] = arith.maxsi %[[LK1]], %c0 : index
+// GROUPS: scf.forall (%[[G:.*]]) = (0) to (%{{.*}}) step (24)
+// GROUPS: %[[R:.*]] = arith.addi %{{.*}}, %[[G]] : index
+// GROUPS-NEXT: %[[RN:.*]] = arith.addi %[[R]], %{{.*}} : index
+// GROUPS-NEXT: %[[LASTROW:.*]] = arith.subi %[[RN]], %c1 : index
+// GROUPS-NEXT: %[[QF:.*]] = arith.maxsi %[[R]], %[[LASTKEY]] : index
+// GROUPS-NEXT: %[[QL:.*]] = arith.maxsi %[[LASTROW]], %c0 : index
+// GROUPS-NEXT: arith.subi %[[QF]], %[[LASTKEY]] : index
+// GROUPS: arith.cmpi slt, %[[QL]], %c0 : index
+// GROUPS: } {rpe.split_heads}
+
 #q = affine_map<(b, h, i, d, n) -> (b, h, i, d)>
 #p = affine_map<(b, h, i, d, n) -> (h, d, n)>
 #o = affine_map<(b, h, i, d, n) -> (b, h, i, n)>

@@ -289,10 +289,21 @@ std::optional<ColumnTable> columnTable(AttentionOp op, Value table) {
 /// (qFirst - kLast) and the largest (qLast - kFirst), widened to whole
 /// cache lines (kColumnAlignBytes): the projection's vectors stay aligned
 /// and full (with columns [1, 511] of 512, DeBERTa's at L >= 512, they
-/// were all split loads: 2-3 % slower). The widening is monotonic, so the
-/// range of a set of rows and keys holds the range of any part of it.
+/// were all split loads: 2-3 % slower). With `causal` (an attention
+/// without q_offset, so that i is the row) only the pairs i - j >= 0 are
+/// seen: both distances are clamped at 0, which leaves out the columns
+/// of the keys after a row (about half the table); the kernel still
+/// reads them for the masked keys of its diagonal tiles and key vectors,
+/// whose scores the causal mask replaces (a select) whatever they read.
+/// The widening and the clamp are monotonic, so the range of a set of rows
+/// and keys holds the range of any part of it.
 ColumnRange bucketRange(OpBuilder &b, Location loc, const ColumnTable &ct,
-                        Value qFirst, Value qLast, Value kFirst, Value kLast) {
+                        Value qFirst, Value qLast, Value kFirst, Value kLast,
+                        bool causal) {
+  if (causal) {
+    qFirst = arith::MaxSIOp::create(b, loc, qFirst, kLast);
+    qLast = arith::MaxSIOp::create(b, loc, qLast, kFirst);
+  }
   Value first = ct.bucketing.buildBucket(b, loc, qFirst, kLast);
   Value last = ct.bucketing.buildBucket(b, loc, qLast, kFirst);
   Value lo = arith::MinSIOp::create(b, loc, first, last);
@@ -969,8 +980,8 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         std::optional<ColumnTable> ct = columnTableOf(table);
         // Query rows [r, r + n), every key.
         auto rowRange = [&](Value r, Value n) {
-          return bucketRange(rewriter, loc, *ct, r, lastOf(r, n), zero,
-                             lastKey);
+          return bucketRange(rewriter, loc, *ct, r, lastOf(r, n), zero, lastKey,
+                             op.getCausal());
         };
         Value rowTile = ct ? tileColumns(table, *ct, row0, rows, rowRange)
                            : tile(table, row0, rows);
@@ -999,8 +1010,8 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         std::optional<ColumnTable> ct = columnTableOf(table);
         // The block's query rows, keys [k, k + n).
         auto keyRange = [&](Value k, Value n) {
-          return bucketRange(rewriter, loc, *ct, row0, lastRow, k,
-                             lastOf(k, n));
+          return bucketRange(rewriter, loc, *ct, row0, lastRow, k, lastOf(k, n),
+                             op.getCausal());
         };
         Value bandTile = ct ? tileColumns(table, *ct, start, length, keyRange)
                             : tile(table, start, length);
@@ -1150,7 +1161,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
           restrictColumnOperands(rewriter, loc, table,
                                  bucketRange(rewriter, loc, it->second,
                                              firstQuery, lastQuery, zero,
-                                             lastKey),
+                                             lastKey, op.getCausal()),
                                  h, loop);
     }
     rewriter.replaceOp(op, loop->getResult(0));
