@@ -2,7 +2,8 @@
 """Checks that cpu_attention_bench.py's torch DeBERTa baselines
 (sdpa_deberta: transformers' gathers and SDPA with the float mask;
 flex_deberta: FlexAttention gathering from the projections in its
-score_mod) compute what rpe's deberta_attention computes, on the same
+score_mod; both also causal) compute what rpe's deberta_attention
+computes, causal or not, on the same
 inputs (the benchmark's B, H, D; L = 300, not a multiple of any tile).
 Prints the largest absolute difference of each and exits 1 above 1e-4.
 Needs torch (run it with the benchmark's virtual environment:
@@ -30,16 +31,19 @@ def main():
     b, h, d = cb.B, cb.H, cb.D
     q, k, v = (torch.randn(b, h, length, d) * 0.5 for _ in range(3))
     pos_k, pos_q, s, dist_index = cb._torch_deberta_tables(torch, length)
-    text = ir.deberta_attention(
-        ir.Log(cb.DEBERTA_BUCKETS, cb.DEBERTA_MAX_POSITION), batch=b,
-        heads=h, lq=None, lk=None, head_dim=d, name="attn")
-    out = rpe.compile(text).attn(q.numpy(), k.numpy(), v.numpy(),
-                                 pos_q.numpy(), pos_k.numpy())
     results = {}
-    for impl in ("sdpa_deberta", "flex_deberta"):
-        call = cb._torch_deberta_call(torch, impl, q, k, v, pos_k, pos_q, s,
-                                      dist_index, compiled=False)
-        results[impl] = float(np.abs(call().numpy() - out).max())
+    for causal in (False, True):
+        text = ir.deberta_attention(
+            ir.Log(cb.DEBERTA_BUCKETS, cb.DEBERTA_MAX_POSITION), batch=b,
+            heads=h, lq=None, lk=None, head_dim=d, causal=causal,
+            name="attn")
+        out = rpe.compile(text).attn(q.numpy(), k.numpy(), v.numpy(),
+                                     pos_q.numpy(), pos_k.numpy())
+        for impl in ("sdpa_deberta", "flex_deberta"):
+            impl += "_causal" if causal else ""
+            call = cb._torch_deberta_call(torch, impl, q, k, v, pos_k, pos_q,
+                                          s, dist_index, compiled=False)
+            results[impl] = float(np.abs(call().numpy() - out).max())
     bad = False
     for impl, diff in results.items():
         print("%s: max |torch - rpe| = %.3g" % (impl, diff))

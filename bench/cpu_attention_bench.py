@@ -32,7 +32,10 @@ DeBERTa's cost (not in the default set): rpe_deberta_c2p and
 rpe_deberta_p2c (one term each), and rpe_deberta_far (both terms with
 Log(4, 8) buckets, saturated 8 positions from the diagonal: nearly every
 tile is a far tile, and the projections are 8 buckets wide);
-rpe_deberta_causal is DeBERTa with a causal mask.
+rpe_deberta_causal is DeBERTa with a causal mask; its peers,
+sdpa_deberta_causal and flex_deberta_causal (the torch DeBERTa baselines
+with the causal mask, FlexAttention's as a block mask that skips the
+masked blocks), are not in the default set either.
 
 PyTorch is needed for the torch columns: when the running Python cannot
 import it, the script creates a virtual environment
@@ -96,6 +99,8 @@ RPE_IMPLS = ("rpe_none", "rpe_t5", "rpe_t5_hf", "rpe_clip", "rpe_alibi",
 NEEDS_TORCH = ("rpe_t5_hf",)
 TORCH_IMPLS = ("sdpa_none", "sdpa_t5_mask", "flex_t5", "seed_eager",
                "sdpa_deberta", "flex_deberta")
+# Torch implementations not in the default set.
+TORCH_EXTRA_IMPLS = ("sdpa_deberta_causal", "flex_deberta_causal")
 LABELS = {
     "rpe_none": "rpe bias-free", "rpe_t5": "rpe T5",
     "rpe_t5_hf": "rpe T5 from transformers", "rpe_clip": "rpe clip",
@@ -109,6 +114,8 @@ LABELS = {
     "flex_t5": "FlexAttention T5", "seed_eager": "seed eager T5",
     "sdpa_deberta": "SDPA + DeBERTa mask (HF gathers)",
     "flex_deberta": "FlexAttention DeBERTa",
+    "sdpa_deberta_causal": "SDPA + DeBERTa causal mask (HF gathers)",
+    "flex_deberta_causal": "FlexAttention DeBERTa causal (block mask)",
 }
 # DeBERTa's buckets in every implementation: Log(256, 512), as DeBERTa-v3.
 DEBERTA_BUCKETS, DEBERTA_MAX_POSITION = 256, 512
@@ -228,27 +235,40 @@ def _torch_deberta_call(torch, impl, q, k, v, pos_k, pos_q, s, dist_index,
     per head), then SDPA takes their sum as a float mask. flex_deberta:
     FlexAttention, the projections in each call (they depend on q and k)
     into buffers its score_mod gathers from (one compiled kernel;
-    `compiled=False` runs it eagerly). bench/check_deberta_baselines.py
-    compares both with rpe."""
+    `compiled=False` runs it eagerly). The `_causal` variants mask key
+    j > i: SDPA adds a −inf mask (built once, outside the call) to the
+    bias, FlexAttention takes a causal block mask (built once), which
+    skips the blocks above the diagonal. bench/check_deberta_baselines.py
+    compares all four with rpe."""
     import torch.nn.functional as F
     b, h, length, _ = q.shape
     pos = torch.arange(length)
-    if impl == "sdpa_deberta":
+    causal = impl.endswith("_causal")
+    if impl.startswith("sdpa_deberta"):
         rows = pos[:, None] - pos[None, :] + (length - 1)
         c2p_pos = dist_index[rows].expand(b, h, length, length)
         # p2c_pos[j, i]: the table index of the distance i - j.
         p2c_pos = dist_index[rows.t()].expand(b, h, length, length)
+        future = torch.zeros(length, length)
+        if causal:
+            future.masked_fill_(pos[None, :] > pos[:, None], float("-inf"))
 
         def call():
             with torch.no_grad():
                 c2p = torch.gather(q @ pos_k.transpose(-1, -2), -1, c2p_pos)
                 p2c = torch.gather(k @ pos_q.transpose(-1, -2), -1, p2c_pos)
                 bias = (c2p + p2c.transpose(-1, -2)) * s
+                if causal:
+                    bias += future
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=bias,
                                                       scale=s)
         return call
-    from torch.nn.attention.flex_attention import flex_attention
+    from torch.nn.attention.flex_attention import (create_block_mask,
+                                                   flex_attention)
     shift = length - 1
+    block_mask = create_block_mask(
+        lambda b, h, q_idx, kv_idx: q_idx >= kv_idx, None, None, length,
+        length, device="cpu") if causal else None
     c2p = torch.empty(b, h, length, pos_k.shape[-2])
     p2c = torch.empty_like(c2p)
     pos_k_t = (pos_k * s).transpose(-1, -2)
@@ -264,7 +284,8 @@ def _torch_deberta_call(torch, impl, q, k, v, pos_k, pos_q, s, dist_index,
         with torch.no_grad():
             torch.matmul(q, pos_k_t, out=c2p)
             torch.matmul(k, pos_q_t, out=p2c)
-            return flex(q, k, v, score_mod=score_mod, scale=s)
+            return flex(q, k, v, score_mod=score_mod, block_mask=block_mask,
+                        scale=s)
     return call
 
 
@@ -432,7 +453,8 @@ def _build(impl, length, dec, library=None, threads=None):
         def call():
             with torch.no_grad():
                 return flex(q, k, v, score_mod=score_mod, scale=1.0)
-    elif impl in ("sdpa_deberta", "flex_deberta"):
+    elif impl in ("sdpa_deberta", "flex_deberta", "sdpa_deberta_causal",
+                  "flex_deberta_causal"):
         call = _torch_deberta_call(torch, impl, q, k, v,
                                    *_torch_deberta_tables(torch, length))
     elif impl == "seed_eager":
@@ -738,7 +760,8 @@ def main():
         child(args.child[0], int(args.child[1]), args.repeats, dec)
         return
     impls = args.impls.split(",")
-    if any(i in TORCH_IMPLS + NEEDS_TORCH for i in impls) or \
+    if any(i in TORCH_IMPLS + TORCH_EXTRA_IMPLS + NEEDS_TORCH
+           for i in impls) or \
             not args.no_decode:
         ensure_torch()
 
@@ -834,16 +857,25 @@ def markdown(results, lengths, impls):
                  ("rpe_t5", "flex_t5"), ("rpe_t5", "seed_eager"),
                  ("rpe_none", "sdpa_none"), ("rpe_t5_hf", "rpe_t5"),
                  ("rpe_deberta", "sdpa_deberta"),
-                 ("rpe_deberta", "flex_deberta")]:
+                 ("rpe_deberta", "flex_deberta"),
+                 ("rpe_deberta_causal", "sdpa_deberta_causal"),
+                 ("rpe_deberta_causal", "flex_deberta_causal")]:
+        if a not in impls or b not in impls:
+            continue
         out.append("| %s vs %s | %s |" % (LABELS[a], LABELS[b], " | ".join(
             time_ratio(a, b, n, "%.2f×") for n in lengths)))
     out += ["", "Cost over rpe bias-free (time ratio):", ""] + header("term")
     for impl in ("rpe_t5", "rpe_clip", "rpe_alibi", "rpe_swin", "rpe_shaw",
                  "rpe_deberta"):
-        out.append("| %s | %s |" % (LABELS[impl], " | ".join(
-            time_ratio("rpe_none", impl, n, "%.3f") for n in lengths)))
-    out.append("| T5 causal / T5 | %s |" % " | ".join(
-        time_ratio("rpe_t5", "rpe_t5_causal", n, "%.3f") for n in lengths))
+        if impl in impls:
+            out.append("| %s | %s |" % (LABELS[impl], " | ".join(
+                time_ratio("rpe_none", impl, n, "%.3f") for n in lengths)))
+    for a, b, label in [("rpe_t5", "rpe_t5_causal", "T5 causal / T5"),
+                        ("rpe_deberta", "rpe_deberta_causal",
+                         "DeBERTa causal / DeBERTa")]:
+        if a in impls and b in impls:
+            out.append("| %s | %s |" % (label, " | ".join(
+                time_ratio(a, b, n, "%.3f") for n in lengths)))
     out += ["", "Extra memory (MiB): peak resident memory during the timed "
             "calls above the level after the warm-up (heap trimmed), minus "
             "the output:",
