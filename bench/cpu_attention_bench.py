@@ -32,7 +32,9 @@ DeBERTa's cost (not in the default set): rpe_deberta_c2p and
 rpe_deberta_p2c (one term each), and rpe_deberta_far (both terms with
 Log(4, 8) buckets, saturated 8 positions from the diagonal: nearly every
 tile is a far tile, and the projections are 8 buckets wide);
-rpe_deberta_causal is DeBERTa with a causal mask; its peers,
+rpe_deberta_padded is DeBERTa with key_lengths = L / 2 (a padded batch:
+half of each sequence's keys masked; its GFLOP/s count the keys it
+sees). rpe_deberta_causal is DeBERTa with a causal mask; its peers,
 sdpa_deberta_causal and flex_deberta_causal (the torch DeBERTa baselines
 with the causal mask, FlexAttention's as a block mask that skips the
 masked blocks), are not in the default set either.
@@ -110,6 +112,7 @@ LABELS = {
     "rpe_deberta_far": "rpe DeBERTa, Log(4, 8) buckets",
     "rpe_none_causal": "rpe bias-free causal", "rpe_t5_causal": "rpe T5 causal",
     "rpe_deberta_causal": "rpe DeBERTa c2p+p2c causal",
+    "rpe_deberta_padded": "rpe DeBERTa c2p+p2c, key_lengths = L/2",
     "sdpa_none": "SDPA bias-free", "sdpa_t5_mask": "SDPA + T5 float mask",
     "flex_t5": "FlexAttention T5", "seed_eager": "seed eager T5",
     "sdpa_deberta": "SDPA + DeBERTa mask (HF gathers)",
@@ -150,12 +153,14 @@ def _rpe_module(impl, length):
                                         head_dim=D, name="attn")
     if kind == "shaw":
         return ir.shaw_attention(ir.Clip(16), **common, name="attn")
-    if kind in ("deberta", "deberta_c2p", "deberta_p2c", "deberta_far"):
+    if kind in ("deberta", "deberta_c2p", "deberta_p2c", "deberta_far",
+                "deberta_padded"):
         bucketing = ir.Log(4, 8) if kind == "deberta_far" else \
             ir.Log(DEBERTA_BUCKETS, DEBERTA_MAX_POSITION)
         return ir.deberta_attention(bucketing, **common,
                                     c2p=kind != "deberta_p2c",
                                     p2c=kind != "deberta_c2p", causal=causal,
+                                    key_lengths=kind == "deberta_padded",
                                     name="attn")
     raise ValueError(impl)
 
@@ -178,6 +183,11 @@ def _arg_arrays(types, length, rng):
     for t in types:
         shape = [int(s) if s != "?" else length
                  for s in t[len("tensor<"):-1].split("x")[:-1]]
+        if t.endswith("xi32>"):
+            # key_lengths (rpe_deberta_padded): half of every sequence is
+            # padding.
+            arrays.append(np.full(shape, length // 2, dtype=np.int32))
+            continue
         a = rng.standard_normal(shape, dtype=np.float32)
         a *= 0.5
         arrays.append(a)
@@ -679,6 +689,8 @@ def run_child(impl, length, repeats, dec=None):
 def flops(impl, lq, lk, b=B, h=H, d=D, causal=None):
     f = 4.0 * b * h * lq * lk * d
     if causal if causal is not None else impl.endswith("_causal"):
+        f /= 2
+    if "_padded" in impl:  # key_lengths = L / 2
         f /= 2
     return f
 

@@ -198,6 +198,36 @@ def test_deberta_threads(heads, threads, causal):
             err_msg="batch=%d lq=%d lk=%d" % (batch, lq, lk))
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("causal", [False, True])
+def test_deberta_key_lengths(threads, causal):
+    """The tables' bucket columns leave out the keys that key_lengths
+    masks: a c2p row computes the buckets of its distances to keys
+    [0, len - 1] only, a group of p2c band keys that are all masked one
+    line of columns. Lengths 0, short (the band's later groups all masked),
+    a partial tile and Lk, with Lq > Lk, Lq < Lk and two query blocks (the
+    second's rows see only the saturated bucket)."""
+    bucketing = ir.Log(256, 512)
+    text = ir.deberta_attention(bucketing, batch=None, heads=3, lq=None,
+                                lk=None, head_dim=8, causal=causal,
+                                key_lengths=True, name="deb")
+    fn = rpe.compile(text, num_threads=threads).deb
+    rng = np.random.default_rng(7 + threads + 2 * causal)
+    s = ir.deberta_scale(8, True, True)
+    for lq, lk in [(600, 900), (1100, 700), (2100, 1300)]:
+        lengths = np.array([0, 37, lk - 5, lk], dtype=np.int32)
+        q, k, v, _ = _inputs(rng, len(lengths), 3, lq, lk, 8, 1)
+        pq, pk = (rng.standard_normal((3, 512, 8)).astype(np.float32)
+                  for _ in range(2))
+        bias = ref.disentangled_bias(q, k, pq * np.float32(s),
+                                     pk * np.float32(s), bucketing)
+        want = ref.attention(q, k, v, bias=bias, scale=s, causal=causal,
+                             key_lengths=lengths)
+        np.testing.assert_allclose(
+            fn(q, k, v, pq, pk, lengths), want, rtol=1e-4, atol=1e-5,
+            err_msg="lq=%d lk=%d" % (lq, lk))
+
+
 def test_deberta_many_heads_sequential():
     """512 (batch, head) pairs one after another on one thread: the
     kernel's stack scratch is taken once for the call, not once per head

@@ -35,18 +35,26 @@
 // CHECK: %[[HK:.*]] = arith.divui %[[H]], %{{.*}}
 // CHECK: tensor.extract_slice %arg1[%[[B]], %[[HK]], 0, 0] [1, 1, %{{.*}}, 16]
 // CHECK: tensor.extract_slice %arg3[%[[B]]] [1] [1]
+// CHECK-NEXT: %[[LEN:.*]] = tensor.extract %arg3[%[[B]]] : tensor<2xi32>
+// CHECK-NEXT: %[[LENI:.*]] = arith.index_cast %[[LEN]] : i32 to index
+// CHECK-NEXT: %[[LEN1:.*]] = arith.subi %[[LENI]], %c1 : index
+// CHECK-NEXT: %[[LASTVIS:.*]] = arith.maxsi %[[LEN1]], %c0 : index
 // CHECK: %[[BLOCKS:.*]] = scf.for %[[R0:.*]] = %{{.*}} to %{{.*}} step %c2048 iter_args(%[[ACC2:.*]] = %[[ACC]])
 // CHECK: %[[ROWS:.*]] = arith.minsi %{{.*}}, %c2048
 // CHECK: %[[Q:.*]] = tensor.extract_slice %arg0[%[[B]], %[[H]], %[[R0]], 0] [1, 1, %[[ROWS]], 16]
 // With bucket-column-rows=0 (the CHECK lines), only the table's columns
 // between the buckets of the block's smallest
-// i - j (row0 - (Lk - 1)) and largest (row0 + rows - 1), widened to whole
+// i - j (row0 - KL, KL the last key that key_lengths[b] lets a row see,
+// min(Lk - 1, max(key_lengths[b] - 1, 0))) and largest (row0 + rows - 1),
+// widened to whole
 // groups of 16 columns, [LO, END), are computed (bucket-columns), in
 // place in a tensor of the table's 128 columns (an allocation: a slice of
 // a tensor.empty would become an empty tensor of its own); the columns
 // outside are not written (no read uses them), and the range's own fill
 // comes right before the projection (rpe-vectorize-contractions folds it).
 // CHECK: %[[E:.*]] = bufferization.alloc_tensor(%[[ROWS]]) : tensor<1x1x?x128xf32>
+// CHECK: %[[KL:.*]] = arith.minsi %{{.*}}, %[[LASTVIS]] : index
+// CHECK: arith.subi %[[R0]], %[[KL]] : index
 // CHECK: %[[BMIN:.*]] = arith.minsi %[[FIRST:[0-9]+]], %[[LAST:[0-9]+]] : index
 // CHECK: %[[BMAX:.*]] = arith.maxsi %[[FIRST]], %[[LAST]] : index
 // CHECK: %[[REM:.*]] = arith.remui %[[BMIN]], %c16 : index
@@ -83,9 +91,14 @@
 // GROUPS: %[[R:.*]] = arith.addi %[[R0]], %[[S]] : index
 // GROUPS: %[[PAST:.*]] = arith.addi %[[R]], %[[N]] : index
 // GROUPS: %[[RLAST:.*]] = arith.subi %[[PAST]], %c1 : index
-// The bucket of (r, Lk - 1) and of (r + n - 1, 0):
-// GROUPS: arith.subi %[[R]], %{{.*}} : index
-// GROUPS: arith.cmpi slt, %[[RLAST]], %c0 : index
+// The bucket of (r, KL) and of (r + n - 1, 0); KL < 0 (no key: only
+// when the keys do not start at 0, as in a key band) would make it the
+// bucket of (r, KL) twice:
+// GROUPS: %[[GKL:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
+// GROUPS-NEXT: %[[NONE:.*]] = arith.cmpi slt, %[[GKL]], %c0 : index
+// GROUPS-NEXT: %[[QL:.*]] = arith.select %[[NONE]], %[[R]], %[[RLAST]] : index
+// GROUPS: arith.subi %[[R]], %[[GKL]] : index
+// GROUPS: arith.cmpi slt, %[[QL]], %c0 : index
 // GROUPS: %[[GREM:.*]] = arith.remui %{{.*}}, %c16 : index
 // GROUPS: %[[LO:.*]] = arith.subi %{{.*}}, %[[GREM]] : index
 // GROUPS: arith.ceildivui

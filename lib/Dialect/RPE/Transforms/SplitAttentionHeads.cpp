@@ -289,17 +289,30 @@ std::optional<ColumnTable> columnTable(AttentionOp op, Value table) {
 /// (qFirst - kLast) and the largest (qLast - kFirst), widened to whole
 /// cache lines (kColumnAlignBytes): the projection's vectors stay aligned
 /// and full (with columns [1, 511] of 512, DeBERTa's at L >= 512, they
-/// were all split loads: 2-3 % slower). With `causal` (an attention
-/// without q_offset, so that i is the row) only the pairs i - j >= 0 are
-/// seen: both distances are clamped at 0, which leaves out the columns
-/// of the keys after a row (about half the table); the kernel still
-/// reads them for the masked keys of its diagonal tiles and key vectors,
-/// whose scores the causal mask replaces (a select) whatever they read.
-/// The widening and the clamp are monotonic, so the range of a set of rows
-/// and keys holds the range of any part of it.
+/// were all split loads: 2-3 % slower). Keys the attention masks need no
+/// column; the kernel still reads one for masked keys of its tiles and
+/// key vectors, whose scores the mask then replaces (a select) whatever
+/// they read:
+/// - keys after `lastVisibleKey` (max(key_lengths[b] - 1, 0), when the
+///   attention has key_lengths): kLast is at most that; when no key is
+///   left (kFirst > kLast) the range is that of the one pair (qFirst,
+///   kLast), which the range of the rows and keys [0, kLast] holds;
+/// - with `causal` (an attention without q_offset, so that i is the row)
+///   only the pairs i - j >= 0 are seen: both distances are clamped at 0,
+///   which leaves out the columns of the keys after a row (about half the
+///   table).
+/// The widening and the clamps are monotonic, so the range of a set of
+/// rows and keys holds the range of any part of it.
 ColumnRange bucketRange(OpBuilder &b, Location loc, const ColumnTable &ct,
                         Value qFirst, Value qLast, Value kFirst, Value kLast,
-                        bool causal) {
+                        bool causal, Value lastVisibleKey) {
+  if (lastVisibleKey) {
+    kLast = arith::MinSIOp::create(b, loc, kLast, lastVisibleKey);
+    Value none =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, kFirst, kLast);
+    qLast = arith::SelectOp::create(b, loc, none, qFirst, qLast);
+    kFirst = arith::SelectOp::create(b, loc, none, kLast, kFirst);
+  }
   if (causal) {
     qFirst = arith::MaxSIOp::create(b, loc, qFirst, kLast);
     qLast = arith::MaxSIOp::create(b, loc, qLast, kFirst);
@@ -773,8 +786,19 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     map.map(op.getQ(), sliceLeading(rewriter, loc, op.getQ(), {b, h}));
     map.map(op.getK(), sliceLeading(rewriter, loc, op.getK(), {b, hk}));
     map.map(op.getV(), sliceLeading(rewriter, loc, op.getV(), {b, hk}));
-    if (Value lengths = op.getKeyLengths())
+    // The last key that key_lengths[b] lets a row see (0 when it is 0: any
+    // range will do then, and ranges stay nested when key 0 is in the
+    // whole call's).
+    Value lastVisibleKey;
+    if (Value lengths = op.getKeyLengths()) {
       map.map(lengths, sliceLeading(rewriter, loc, lengths, {b}));
+      Value length =
+          tensor::ExtractOp::create(rewriter, loc, lengths, ValueRange{b});
+      Value lengthIndex = arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getIndexType(), length);
+      Value lastLength = arith::SubIOp::create(rewriter, loc, lengthIndex, one);
+      lastVisibleKey = arith::MaxSIOp::create(rewriter, loc, lastLength, zero);
+    }
     // Before any tiling adds other uses of the tables.
     DenseMap<Value, ColumnTable> columnTables;
     if (options.bucketColumns)
@@ -981,7 +1005,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         // Query rows [r, r + n), every key.
         auto rowRange = [&](Value r, Value n) {
           return bucketRange(rewriter, loc, *ct, r, lastOf(r, n), zero, lastKey,
-                             op.getCausal());
+                             op.getCausal(), lastVisibleKey);
         };
         Value rowTile = ct ? tileColumns(table, *ct, row0, rows, rowRange)
                            : tile(table, row0, rows);
@@ -1011,7 +1035,7 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
         // The block's query rows, keys [k, k + n).
         auto keyRange = [&](Value k, Value n) {
           return bucketRange(rewriter, loc, *ct, row0, lastRow, k, lastOf(k, n),
-                             op.getCausal());
+                             op.getCausal(), lastVisibleKey);
         };
         Value bandTile = ct ? tileColumns(table, *ct, start, length, keyRange)
                             : tile(table, start, length);
@@ -1147,7 +1171,8 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     // The tables' position operands, per head and restricted to the
     // columns of the whole call (of the part's rows).
     if (!columnTables.empty()) {
-      rewriter.setInsertionPointAfter(hk.getDefiningOp());
+      rewriter.setInsertionPointAfter(
+          lastVisibleKey ? lastVisibleKey.getDefiningOp() : hk.getDefiningOp());
       Value firstQuery = zero;
       if (split) {
         // An empty part (rowStart = Lq) reads no table: any range will do.
@@ -1158,11 +1183,11 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       }
       for (Value table : tables)
         if (auto it = columnTables.find(table); it != columnTables.end())
-          restrictColumnOperands(rewriter, loc, table,
-                                 bucketRange(rewriter, loc, it->second,
-                                             firstQuery, lastQuery, zero,
-                                             lastKey, op.getCausal()),
-                                 h, loop);
+          restrictColumnOperands(
+              rewriter, loc, table,
+              bucketRange(rewriter, loc, it->second, firstQuery, lastQuery,
+                          zero, lastKey, op.getCausal(), lastVisibleKey),
+              h, loop);
     }
     rewriter.replaceOp(op, loop->getResult(0));
     return success();

@@ -803,10 +803,13 @@ def RPESplitAttentionHeadsPass : Pass<"rpe-split-attention-heads"> {
     that nothing else uses, each iteration builds the operand for its head
     only, and only the columns between the buckets of the whole call's
     smallest and largest i - j, into a one-head buffer whose other
-    columns are not written (at L = 128 256 of DeBERTa's 512). A causal
-    attention sees only the pairs with i - j >= 0: its ranges are clamped
-    at distance 0 (about half the columns; the keys whose columns are
-    left out are masked, and the mask is a select).
+    columns are not written (at L = 128 256 of DeBERTa's 512). Keys the
+    attention masks need no column: a causal attention sees only the pairs
+    with i - j >= 0 (its ranges are clamped at distance 0: about half the
+    columns), and one with key_lengths only keys below key_lengths[b]
+    (the ranges end at that key). The kernel still reads such columns for
+    masked keys of its tiles, whose scores the mask then replaces (a
+    select).
     Other uses of `%b`, `%h` in `score_mod` see the global indices. Attentions
     with a dense `bias` operand, or whose tables are read otherwise, are
     left alone, and so are tables narrower than `min-table-columns` (their
