@@ -121,9 +121,7 @@ struct LowerAlibi : OpRewritePattern<AlibiOp> {
 struct F64Builder {
   OpBuilder &b;
   Location l;
-  Value c(double v) {
-    return arith::ConstantOp::create(b, l, b.getF64FloatAttr(v));
-  }
+  Value c(double v) { return f64Const(b, l, v); }
   Value add(Value x, Value y) { return arith::AddFOp::create(b, l, x, y); }
   Value sub(Value x, Value y) { return arith::SubFOp::create(b, l, x, y); }
   Value mul(Value x, Value y) { return arith::MulFOp::create(b, l, x, y); }

@@ -91,14 +91,11 @@
 // GROUPS: %[[R:.*]] = arith.addi %[[R0]], %[[S]] : index
 // GROUPS: %[[PAST:.*]] = arith.addi %[[R]], %[[N]] : index
 // GROUPS: %[[RLAST:.*]] = arith.subi %[[PAST]], %c1 : index
-// The bucket of (r, KL) and of (r + n - 1, 0); KL < 0 (no key: only
-// when the keys do not start at 0, as in a key band) would make it the
-// bucket of (r, KL) twice:
+// The bucket of (r, KL) and of (r + n - 1, 0) (keys from 0 always keep
+// key 0: no test for an empty set of keys):
 // GROUPS: %[[GKL:.*]] = arith.minsi %{{.*}}, %{{.*}} : index
-// GROUPS-NEXT: %[[NONE:.*]] = arith.cmpi slt, %[[GKL]], %c0 : index
-// GROUPS-NEXT: %[[QL:.*]] = arith.select %[[NONE]], %[[R]], %[[RLAST]] : index
-// GROUPS: arith.subi %[[R]], %[[GKL]] : index
-// GROUPS: arith.cmpi slt, %[[QL]], %c0 : index
+// GROUPS-NEXT: arith.subi %[[R]], %[[GKL]] : index
+// GROUPS: arith.cmpi slt, %[[RLAST]], %c0 : index
 // GROUPS: %[[GREM:.*]] = arith.remui %{{.*}}, %c16 : index
 // GROUPS: %[[LO:.*]] = arith.subi %{{.*}}, %[[GREM]] : index
 // GROUPS: arith.ceildivui
@@ -445,6 +442,31 @@ func.func @dense_bias(%q: tensor<1x2x?x16xf32>, %emb: tensor<16x9xf32>, %bias: t
 // GROUPS: arith.subi %[[R0]], %[[KLAST]] : index
 // GROUPS: tensor.extract_slice %arg1[0, %{{.*}}, %[[K]], 0] [1, 1, %[[N]], 16]
 // GROUPS: tensor.parallel_insert_slice
+// Causal with key_lengths: a group of band keys [k, k + n) ends at
+// min(k + n - 1, KL); when no key is left (k > KL) its range is that of
+// the one pair (row0, KL); then both distances are clamped at 0.
+// GROUPS-LABEL: func.func @c2p_p2c_masked
+// GROUPS: %[[L:.*]] = tensor.extract %arg4[%{{.*}}] : tensor<1xi32>
+// GROUPS-NEXT: %[[LI:.*]] = arith.index_cast %[[L]] : i32 to index
+// GROUPS-NEXT: %[[LEN1:.*]] = arith.subi %[[LI]], %c1 : index
+// GROUPS-NEXT: %[[KL:.*]] = arith.maxsi %[[LEN1]], %c0 : index
+// GROUPS: scf.for %[[R0:[a-z0-9_]+]] =
+// GROUPS: %[[ROWS:.*]] = arith.minsi %{{.*}}, %c2048 : index
+// GROUPS: tensor.parallel_insert_slice
+// GROUPS: %[[LEN:.*]] = arith.minsi %{{.*}}, %c2302 : index
+// GROUPS: scf.forall (%[[S:.*]]) = (0) to (%[[LEN]]) step (24)
+// GROUPS: %[[K:.*]] = arith.addi %{{.*}}, %[[S]] : index
+// GROUPS: %[[KPAST:.*]] = arith.addi %[[K]], %{{.*}} : index
+// GROUPS-NEXT: %[[KLAST:.*]] = arith.subi %[[KPAST]], %c1 : index
+// GROUPS: %[[KLV:.*]] = arith.minsi %[[KLAST]], %[[KL]] : index
+// GROUPS-NEXT: %[[NONE:.*]] = arith.cmpi sgt, %[[K]], %[[KLV]] : index
+// GROUPS-NEXT: %[[QL:.*]] = arith.select %[[NONE]], %[[R0]], %{{.*}} : index
+// GROUPS-NEXT: %[[KF:.*]] = arith.select %[[NONE]], %[[KLV]], %[[K]] : index
+// GROUPS-NEXT: %[[QF:.*]] = arith.maxsi %[[R0]], %[[KLV]] : index
+// GROUPS-NEXT: %[[QL2:.*]] = arith.maxsi %[[QL]], %[[KF]] : index
+// GROUPS-NEXT: arith.subi %[[QF]], %[[KLV]] : index
+// GROUPS: arith.subi %[[QL2]], %[[KF]] : index
+// GROUPS: tensor.parallel_insert_slice
 // key-band=0: p2c whole per head, before the loop over query blocks (every
 // column: bucket-columns is for tables computed per block).
 // NOBAND-LABEL: func.func @c2p_p2c
@@ -497,6 +519,39 @@ func.func @c2p_p2c(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %pk: tens
     linalg.yield %s : f32
   } -> tensor<1x2x?x128xf32>
   %0 = rpe.attention %q, %k, %k : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %bk = rpe.bucket %i, %j by log<position_buckets = 64, max_relative_positions = 128>
+    %x = tensor.extract %c2p[%b, %h, %i, %bk] : tensor<1x2x?x128xf32>
+    %y = tensor.extract %p2c[%b, %h, %j, %bk] : tensor<1x2x?x128xf32>
+    %r = arith.addf %s, %x : f32
+    %r2 = arith.addf %r, %y : f32
+    rpe.yield %r2 : f32
+  }
+  return %0 : tensor<1x2x?x16xf32>
+}
+
+func.func @c2p_p2c_masked(%q: tensor<1x2x?x16xf32>, %k: tensor<1x2x?x16xf32>, %pk: tensor<2x16x128xf32>, %pq: tensor<2x16x128xf32>, %len: tensor<1xi32>) -> tensor<1x2x?x16xf32> {
+  %c2 = arith.constant 2 : index
+  %zero = arith.constant 0.0 : f32
+  %lq = tensor.dim %q, %c2 : tensor<1x2x?x16xf32>
+  %lk = tensor.dim %k, %c2 : tensor<1x2x?x16xf32>
+  %e = tensor.empty(%lq) : tensor<1x2x?x128xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x2x?x128xf32>) -> tensor<1x2x?x128xf32>
+  %c2p = linalg.generic {indexing_maps = [#q, #p, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%q, %pk : tensor<1x2x?x16xf32>, tensor<2x16x128xf32>) outs(%f : tensor<1x2x?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x?x128xf32>
+  %e2 = tensor.empty(%lk) : tensor<1x2x?x128xf32>
+  %f2 = linalg.fill ins(%zero : f32) outs(%e2 : tensor<1x2x?x128xf32>) -> tensor<1x2x?x128xf32>
+  %p2c = linalg.generic {indexing_maps = [#q, #p, #o], iterator_types = ["parallel", "parallel", "parallel", "reduction", "parallel"]} ins(%k, %pq : tensor<1x2x?x16xf32>, tensor<2x16x128xf32>) outs(%f2 : tensor<1x2x?x128xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %c, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<1x2x?x128xf32>
+  %0 = rpe.attention %q, %k, %k key_lengths(%len : tensor<1xi32>) causal : tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x?x16xf32> {
   ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
     %bk = rpe.bucket %i, %j by log<position_buckets = 64, max_relative_positions = 128>
     %x = tensor.extract %c2p[%b, %h, %i, %bk] : tensor<1x2x?x128xf32>

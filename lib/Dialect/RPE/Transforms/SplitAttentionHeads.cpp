@@ -308,10 +308,13 @@ ColumnRange bucketRange(OpBuilder &b, Location loc, const ColumnTable &ct,
                         bool causal, Value lastVisibleKey) {
   if (lastVisibleKey) {
     kLast = arith::MinSIOp::create(b, loc, kLast, lastVisibleKey);
-    Value none =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, kFirst, kLast);
-    qLast = arith::SelectOp::create(b, loc, none, qFirst, qLast);
-    kFirst = arith::SelectOp::create(b, loc, none, kLast, kFirst);
+    // Keys from 0 always keep key 0 (lastVisibleKey >= 0).
+    if (!isZeroInteger(kFirst)) {
+      Value none = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                                         kFirst, kLast);
+      qLast = arith::SelectOp::create(b, loc, none, qFirst, qLast);
+      kFirst = arith::SelectOp::create(b, loc, none, kLast, kFirst);
+    }
   }
   if (causal) {
     qFirst = arith::MaxSIOp::create(b, loc, qFirst, kLast);
@@ -560,11 +563,6 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
     return castIndexToFloat(b, loc, index, b.getF64Type());
   }
 
-  static Value f64Const(OpBuilder &b, Location loc, double v) {
-    return arith::ConstantOp::create(b, loc, b.getF64Type(),
-                                     b.getF64FloatAttr(v));
-  }
-
   static CausalWork causalWork(OpBuilder &b, Location loc,
                                const AttentionSizes &dims) {
     CausalWork work;
@@ -794,10 +792,8 @@ struct SplitAttentionHeads : OpRewritePattern<AttentionOp> {
       map.map(lengths, sliceLeading(rewriter, loc, lengths, {b}));
       Value length =
           tensor::ExtractOp::create(rewriter, loc, lengths, ValueRange{b});
-      Value lengthIndex = arith::IndexCastOp::create(
-          rewriter, loc, rewriter.getIndexType(), length);
-      Value lastLength = arith::SubIOp::create(rewriter, loc, lengthIndex, one);
-      lastVisibleKey = arith::MaxSIOp::create(rewriter, loc, lastLength, zero);
+      lastVisibleKey = lastOrZero(arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getIndexType(), length));
     }
     // Before any tiling adds other uses of the tables.
     DenseMap<Value, ColumnTable> columnTables;

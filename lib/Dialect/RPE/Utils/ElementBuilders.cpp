@@ -2,6 +2,7 @@
 
 #include "rpe/Dialect/RPE/Utils/ElementBuilders.h"
 #include "rpe/Dialect/RPE/IR/RPEOps.h"
+#include "rpe/Dialect/RPE/Utils/LinalgBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
@@ -120,9 +121,7 @@ Value mlir::rpe::buildDefaultAlibiSlope(OpBuilder &b, Location loc, Value head,
   auto cst = [&](int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  auto f = [&](double v) {
-    return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v));
-  };
+  auto f = [&](double v) { return f64Const(b, loc, v); };
   // n = 2^(63 - ctlz(H)): the largest power of two <= H.
   Value h64 = arith::IndexCastOp::create(b, loc, i64, numHeads);
   Value lz = math::CountLeadingZerosOp::create(b, loc, h64);

@@ -64,6 +64,10 @@ Value mlir::rpe::f32Const(OpBuilder &b, Location loc, double v) {
                                    b.getF32FloatAttr(static_cast<float>(v)));
 }
 
+Value mlir::rpe::f64Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF64FloatAttr(v));
+}
+
 /// Loads `tensor[indices]` and converts it to f32.
 Value mlir::rpe::extractF32(OpBuilder &b, Location loc, Value tensor,
                             ValueRange indices) {

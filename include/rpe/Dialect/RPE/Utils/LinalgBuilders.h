@@ -36,6 +36,7 @@ Value filledF32(OpBuilder &b, Location loc, ArrayRef<OpFoldResult> sizes,
 
 Value indexConst(OpBuilder &b, Location loc, int64_t v);
 Value f32Const(OpBuilder &b, Location loc, double v);
+Value f64Const(OpBuilder &b, Location loc, double v);
 
 /// Loads `tensor[indices]` and converts it to f32.
 Value extractF32(OpBuilder &b, Location loc, Value tensor, ValueRange indices);
