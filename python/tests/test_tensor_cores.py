@@ -107,8 +107,8 @@ def _register_configurations():
     staging, the same code for both types)."""
     both = [(e, c, "mma-registers=1") for c in REGISTER_CASES
             if c[5] < 128 for e in ("f16", "bf16")]
-    variants = [(c, o) for c in REGISTER_CASES if c[5] == 128
-                for o in ["mma-registers=1"]] + [
+    variants = [(c, "mma-registers=1") for c in REGISTER_CASES
+                if c[5] == 128] + [
         # Three 16-row tiles per emulated warp, 32-key tiles.
         (c, "mma-registers=1 mma-block-rows=48 mma-tile-k=32")
         for c in REGISTER_CASES[:3]] + [
