@@ -147,8 +147,7 @@ LogicalResult mlir::rpe::checkOptions(const CompileOptions &options,
                              "--target=nvptx";
   if (options.target == "nvptx") {
     StringRef chip = options.chip;
-    std::optional<unsigned> version = parseChipVersion(chip);
-    if (!version || *version < 70)
+    if (!isKnownChip(chip))
       return emitError(loc)
              << "unknown --chip=" << chip
              << " (expected sm_70 or later, e.g. sm_80, sm_90, sm_90a)";

@@ -15,9 +15,12 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Process.h"
+#include "llvm/Support/TargetSelect.h"
 
 using namespace mlir;
 
@@ -120,17 +123,36 @@ std::optional<unsigned> mlir::rpe::parseChipVersion(StringRef chip) {
   unsigned version = 0;
   if (!chip.consume_front("sm_"))
     return std::nullopt;
-  chip.consume_back("a");
+  // Architecture-specific (a) and family-specific (f) variants.
+  if (!chip.consume_back("a"))
+    chip.consume_back("f");
   if (chip.getAsInteger(10, version))
     return std::nullopt;
   return version;
 }
 
+bool mlir::rpe::isKnownChip(StringRef chip) {
+  std::optional<unsigned> version = parseChipVersion(chip);
+  if (!version || *version < 70)
+    return false;
+  // A name of the right form that LLVM's NVPTX backend does not know
+  // (sm_999) would only get a warning from it, and PTX for ISA 3.2 that
+  // ptxas rejects.
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTargetMC();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target ? target->createMCSubtargetInfo(triple, "", "") : nullptr);
+  return subtarget && subtarget->isCPUStringValid(chip);
+}
+
 LogicalResult mlir::rpe::verifyNVPTXPipelineOptions(
     const NVPTXPipelineOptions &options,
     function_ref<LogicalResult(const Twine &)> error) {
-  std::optional<unsigned> version = parseChipVersion(options.chip);
-  if (!version || *version < 70)
+  if (!isKnownChip(options.chip))
     return error("rpe-nvptx-pipeline: unknown chip '" + options.chip +
                  "' (expected sm_70 or later, e.g. sm_80, sm_90, sm_90a)");
   // gpu-module-to-binary reports an unknown format as an error but does not

@@ -221,6 +221,7 @@ def test_compile_errors_carry_diagnostics(text, message):
 
 @pytest.mark.parametrize("kwargs,message", [
     ({"target": "cuda", "chip": "sm_5"}, "unknown --chip=sm_5"),
+    ({"target": "cuda", "chip": "sm_999"}, "unknown --chip=sm_999"),
     ({"target": "tpu"}, "unknown target 'tpu'"),
     ({"opt_level": 9}, "optimization level must be 0..3"),
     ({"cpu": "not-a-cpu"}, "unknown CPU 'not-a-cpu'"),

@@ -36,6 +36,9 @@
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="chip=sm_60" 2>&1 | FileCheck %s --check-prefix=CHIP60 --implicit-check-not="current operation"
 // CHIP: error: rpe-nvptx-pipeline: unknown chip 'foo' (expected sm_70 or later, e.g. sm_80, sm_90, sm_90a)
 // CHIP60: error: rpe-nvptx-pipeline: unknown chip 'sm_60'
+// A chip of the right form that LLVM's NVPTX backend does not know.
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="chip=sm_999" 2>&1 | FileCheck %s --check-prefix=CHIP999 --implicit-check-not="not a recognized processor"
+// CHIP999: error: rpe-nvptx-pipeline: unknown chip 'sm_999'
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="format=xyz" 2>&1 | FileCheck %s --check-prefix=FORMAT --implicit-check-not="current operation"
 // FORMAT: error: rpe-nvptx-pipeline: format must be isa, bin or fatbin, got 'xyz'
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="opt-level=7" 2>&1 | FileCheck %s --check-prefix=LEVEL --implicit-check-not="current operation"

@@ -41,7 +41,8 @@ struct CompileOptions {
   /// thread per block, run as loops on the CPU (for testing the GPU code
   /// without a GPU).
   std::string target = "cpu";
-  /// GPU architecture for --target=nvptx: sm_XY or sm_XYa.
+  /// GPU architecture for --target=nvptx: sm_XY, sm_XYa or sm_XYf (sm_70 on,
+  /// a chip LLVM's NVPTX backend knows).
   std::string chip = "sm_80";
   EmitKind emit = EmitKind::Object;
   /// LLVM optimization level, 0..3.

@@ -288,8 +288,12 @@ CPUVectorInfo getCPUVectorInfo(StringRef cpu);
 /// or a name the target knows (x86-64-v3, skylake-avx512, znver4, ...).
 bool isKnownCPU(StringRef cpu);
 
-/// XY of an NVIDIA chip name "sm_XY" or "sm_XYa", or nullopt.
+/// XY of an NVIDIA chip name "sm_XY", "sm_XYa" or "sm_XYf", or nullopt.
 std::optional<unsigned> parseChipVersion(StringRef chip);
+
+/// Whether `chip` names an NVIDIA chip rpe compiles for: sm_70 or later,
+/// and known to LLVM's NVPTX backend.
+bool isKnownChip(StringRef chip);
 
 /// Check what a pipeline string can get wrong and no pass would report (an
 /// unknown target-cpu, chip or format) or would report only as a failure
