@@ -1,6 +1,7 @@
 // RUN: rpe-opt %s -rpe-cpu-pipeline | %mlir_runner | %python %S/check.py %s | FileCheck %s
 // RUN: rpe-opt %s -rpe-cpu-pipeline="tile-q=2 tile-k=3" | %mlir_runner | %python %S/check.py %s | FileCheck %s
 // RUN: rpe-opt %s -rpe-cpu-pipeline="reference=1" | %mlir_runner | %python %S/check.py %s | FileCheck %s
+// RUN: rpe-opt %s -rpe-cpu-pipeline="gpu-emulation=1" | %mlir_runner | %python %S/check.py %s | FileCheck %s
 // RUN: rpe-opt %s -rpe-cpu-pipeline="num-threads=2 tile-q=2 tile-k=3" | %omp_mlir_runner | %python %S/check.py %s | FileCheck %s
 // CHECK: PASS
 

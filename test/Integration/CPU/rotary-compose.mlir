@@ -2,6 +2,7 @@
 // on tensors, which the pipeline turns into linalg) run and print the same
 // numbers as one rotation by the summed positions.
 // RUN: rpe-opt %s -canonicalize -rpe-cpu-pipeline | %mlir_runner | FileCheck %s
+// RUN: rpe-opt %s -canonicalize -rpe-cpu-pipeline="gpu-emulation=1" | %mlir_runner | FileCheck %s
 
 // CHECK: data ={{ *$}}
 // CHECK-NEXT: [[ROW0:.+]]
