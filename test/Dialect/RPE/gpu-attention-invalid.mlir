@@ -1,7 +1,26 @@
 // RUN: rpe-opt %s -rpe-gpu-attention -verify-diagnostics -split-input-file
+// With 64-key tiles the SIMT kernel's f32 tiles (keys, values, probabilities
+// of 128 rows: 64 KiB) no longer fit in a block's 48 KiB; the f16 attention
+// takes the tensor-core kernel, which shrinks its own tiles to fit.
+// RUN: not rpe-opt %s -rpe-gpu-attention="tile-k=64" -split-input-file 2>&1 | FileCheck %s --check-prefix=TILES --implicit-check-not="SIMT kernel's tiles"
 
 func.func @too_wide(%q: tensor<1x1x8x512xf32>) -> tensor<1x1x8x512xf32> {
   // expected-error @below {{cannot run on the GPU: head dimensions 512 and 512 exceed max-head-dim (256)}}
   %0 = rpe.attention %q, %q, %q : tensor<1x1x8x512xf32>, tensor<1x1x8x512xf32>, tensor<1x1x8x512xf32> -> tensor<1x1x8x512xf32>
   return %0 : tensor<1x1x8x512xf32>
+}
+
+// -----
+
+// TILES: gpu-attention-invalid.mlir:[[# @LINE + 2]]:8: error: 'rpe.attention' op cannot run on the GPU: the SIMT kernel's tiles need 65536 bytes of workgroup memory, above the 49152 a block gets (tile-k = 64, block-rows = 128); lower tile-k or block-rows
+func.func @simt_tiles(%q: tensor<1x2x?x64xf32>) -> tensor<1x2x?x64xf32> {
+  %0 = rpe.attention %q, %q, %q causal : tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32>, tensor<1x2x?x64xf32> -> tensor<1x2x?x64xf32>
+  return %0 : tensor<1x2x?x64xf32>
+}
+
+// -----
+
+func.func @tensor_core_tiles(%q: tensor<1x2x?x64xf16>) -> tensor<1x2x?x64xf16> {
+  %0 = rpe.attention %q, %q, %q causal : tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16>, tensor<1x2x?x64xf16> -> tensor<1x2x?x64xf16>
+  return %0 : tensor<1x2x?x64xf16>
 }

@@ -75,6 +75,20 @@ std::string unsupportedReason(AttentionOp op,
   return "";
 }
 
+/// Bytes of workgroup memory the SIMT kernel's key, value and probability
+/// tiles take for `op` (static head dimensions, or max-head-dim for dynamic
+/// ones).
+int64_t simtTileBytes(AttentionOp op, const GPUAttentionOptions &options) {
+  int64_t d = cast<RankedTensorType>(op.getQ().getType()).getDimSize(3);
+  int64_t dv = cast<RankedTensorType>(op.getV().getType()).getDimSize(3);
+  bool inRegisters = !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv);
+  int64_t kWidth = inRegisters ? d : options.maxHeadDim;
+  int64_t vWidth = inRegisters ? dv : options.maxHeadDim;
+  return (options.tileK * (kWidth + vWidth) +
+          options.tileK * options.blockRows) *
+         4;
+}
+
 } // namespace
 
 Value mlir::rpe::buildGPUBlockKeyEnd(OpBuilder &b, Location loc, AttentionOp op,
@@ -242,7 +256,10 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
     // tiles in the 48 KiB a block gets without opt-in; otherwise each
     // thread reads its row from global memory (static dims) or keeps it in
     // private memory (dynamic dims).
-    int64_t tileBytes = (tileK * (kWidth + vWidth) + tileK * rows) * 4;
+    int64_t tileBytes = simtTileBytes(op, options);
+    if (tileBytes > kGPUStaticSharedBytes)
+      return rewriter.notifyMatchFailure(
+          op, "the SIMT kernel's tiles exceed the static workgroup memory");
     bool qShared =
         inRegisters && tileBytes + rows * headDim * 4 <= kGPUStaticSharedBytes;
 
@@ -607,6 +624,21 @@ struct RPEGPUAttentionPass
     if (failed(rewritten))
       return signalPassFailure();
     numKernels += *rewritten;
+    // What no kernel took: the SIMT kernel's tiles would not fit (ptxas
+    // would reject the PTX, long after a slow compile).
+    getOperation()->walk([&](AttentionOp op) {
+      op.emitOpError() << "cannot run on the GPU: the SIMT kernel's tiles "
+                          "need "
+                       << simtTileBytes(op, options)
+                       << " bytes of workgroup memory, above the "
+                       << kGPUStaticSharedBytes
+                       << " a block gets (tile-k = " << options.tileK
+                       << ", block-rows = " << options.blockRows
+                       << "); lower tile-k or block-rows";
+      failedOp = true;
+    });
+    if (failedOp)
+      return signalPassFailure();
   }
 };
 } // namespace

@@ -534,6 +534,10 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
     the block's end, causal and `key_lengths`, and updates its running max,
     sum and output row (registers) with the online softmax, `rel_values`
     included. Rows that see no key give 0. Nothing of size Lq×Lk exists.
+    The key, value and probability tiles, 4 · tile-k · (D + Dv +
+    block-rows) bytes (`max-head-dim` for dynamic D, Dv), must fit in the
+    48 KiB of static workgroup memory a block gets; an attention that
+    needs more and that no tensor-core kernel takes is an error.
 
     With `tensor-cores` (the default), f16 attention with static head
     dimensions D (a multiple of 16) and Dv (a multiple of 8) and without
