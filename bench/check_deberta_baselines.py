@@ -2,8 +2,9 @@
 """Checks that cpu_attention_bench.py's torch DeBERTa baselines
 (sdpa_deberta: transformers' gathers and SDPA with the float mask;
 flex_deberta: FlexAttention gathering from the projections in its
-score_mod; both also causal) compute what rpe's deberta_attention
-computes, causal or not, on the same
+score_mod; both also causal, and with keys j >= L / 2 masked) compute what
+rpe's deberta_attention computes, causal, with key_lengths = L / 2, or
+neither, on the same
 inputs (the benchmark's B, H, D; L = 300, not a multiple of any tile).
 Prints the largest absolute difference of each and exits 1 above 1e-4.
 Needs torch (run it with the benchmark's virtual environment:
@@ -32,15 +33,19 @@ def main():
     q, k, v = (torch.randn(b, h, length, d) * 0.5 for _ in range(3))
     pos_k, pos_q, s, dist_index = cb._torch_deberta_tables(torch, length)
     results = {}
-    for causal in (False, True):
+    for mask in ("", "_causal", "_padded"):
+        padded = mask == "_padded"
         text = ir.deberta_attention(
             ir.Log(cb.DEBERTA_BUCKETS, cb.DEBERTA_MAX_POSITION), batch=b,
-            heads=h, lq=None, lk=None, head_dim=d, causal=causal,
-            name="attn")
-        out = rpe.compile(text).attn(q.numpy(), k.numpy(), v.numpy(),
-                                     pos_q.numpy(), pos_k.numpy())
+            heads=h, lq=None, lk=None, head_dim=d, causal=mask == "_causal",
+            key_lengths=padded, name="attn")
+        args = [q.numpy(), k.numpy(), v.numpy(), pos_q.numpy(),
+                pos_k.numpy()]
+        if padded:
+            args.append(np.full(b, length // 2, dtype=np.int32))
+        out = rpe.compile(text).attn(*args)
         for impl in ("sdpa_deberta", "flex_deberta"):
-            impl += "_causal" if causal else ""
+            impl += mask
             call = cb._torch_deberta_call(torch, impl, q, k, v, pos_k, pos_q,
                                           s, dist_index, compiled=False)
             results[impl] = float(np.abs(call().numpy() - out).max())

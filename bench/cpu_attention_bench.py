@@ -37,7 +37,9 @@ half of each sequence's keys masked; its GFLOP/s count the keys it
 sees). rpe_deberta_causal is DeBERTa with a causal mask; its peers,
 sdpa_deberta_causal and flex_deberta_causal (the torch DeBERTa baselines
 with the causal mask, FlexAttention's as a block mask that skips the
-masked blocks), are not in the default set either.
+masked blocks), are not in the default set either, nor are
+rpe_deberta_padded's, sdpa_deberta_padded and flex_deberta_padded (keys
+j >= L / 2 masked the same two ways).
 
 PyTorch is needed for the torch columns: when the running Python cannot
 import it, the script creates a virtual environment
@@ -102,7 +104,8 @@ NEEDS_TORCH = ("rpe_t5_hf",)
 TORCH_IMPLS = ("sdpa_none", "sdpa_t5_mask", "flex_t5", "seed_eager",
                "sdpa_deberta", "flex_deberta")
 # Torch implementations not in the default set.
-TORCH_EXTRA_IMPLS = ("sdpa_deberta_causal", "flex_deberta_causal")
+TORCH_EXTRA_IMPLS = ("sdpa_deberta_causal", "flex_deberta_causal",
+                     "sdpa_deberta_padded", "flex_deberta_padded")
 LABELS = {
     "rpe_none": "rpe bias-free", "rpe_t5": "rpe T5",
     "rpe_t5_hf": "rpe T5 from transformers", "rpe_clip": "rpe clip",
@@ -119,6 +122,8 @@ LABELS = {
     "flex_deberta": "FlexAttention DeBERTa",
     "sdpa_deberta_causal": "SDPA + DeBERTa causal mask (HF gathers)",
     "flex_deberta_causal": "FlexAttention DeBERTa causal (block mask)",
+    "sdpa_deberta_padded": "SDPA + DeBERTa mask, keys ≥ L/2 masked",
+    "flex_deberta_padded": "FlexAttention DeBERTa, keys ≥ L/2 (block mask)",
 }
 # DeBERTa's buckets in every implementation: Log(256, 512), as DeBERTa-v3.
 DEBERTA_BUCKETS, DEBERTA_MAX_POSITION = 256, 512
@@ -248,28 +253,43 @@ def _torch_deberta_call(torch, impl, q, k, v, pos_k, pos_q, s, dist_index,
     `compiled=False` runs it eagerly). The `_causal` variants mask key
     j > i: SDPA adds a −inf mask (built once, outside the call) to the
     bias, FlexAttention takes a causal block mask (built once), which
-    skips the blocks above the diagonal. bench/check_deberta_baselines.py
-    compares all four with rpe."""
+    skips the blocks above the diagonal. The `_padded` variants mask keys
+    j >= L / 2 (rpe_deberta_padded's key_lengths), the same two ways: SDPA
+    through a −inf padding mask (as transformers turns an attention_mask
+    into an additive one), FlexAttention through a block mask that skips
+    the padded blocks. bench/check_deberta_baselines.py compares all six
+    with rpe."""
     import torch.nn.functional as F
     b, h, length, _ = q.shape
     pos = torch.arange(length)
     causal = impl.endswith("_causal")
+    padded = impl.endswith("_padded")
+    # Keys a query sees: all, j <= i, or j < L / 2.
+    if causal:
+        def visible(q_idx, kv_idx):
+            return q_idx >= kv_idx
+    elif padded:
+        def visible(q_idx, kv_idx):
+            return kv_idx < length // 2
+    else:
+        visible = None
     if impl.startswith("sdpa_deberta"):
         rows = pos[:, None] - pos[None, :] + (length - 1)
         c2p_pos = dist_index[rows].expand(b, h, length, length)
         # p2c_pos[j, i]: the table index of the distance i - j.
         p2c_pos = dist_index[rows.t()].expand(b, h, length, length)
-        future = torch.zeros(length, length)
-        if causal:
-            future.masked_fill_(pos[None, :] > pos[:, None], float("-inf"))
+        masked = torch.zeros(length, length)
+        if visible:
+            masked.masked_fill_(~visible(pos[:, None], pos[None, :]),
+                                float("-inf"))
 
         def call():
             with torch.no_grad():
                 c2p = torch.gather(q @ pos_k.transpose(-1, -2), -1, c2p_pos)
                 p2c = torch.gather(k @ pos_q.transpose(-1, -2), -1, p2c_pos)
                 bias = (c2p + p2c.transpose(-1, -2)) * s
-                if causal:
-                    bias += future
+                if visible:
+                    bias += masked
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=bias,
                                                       scale=s)
         return call
@@ -277,8 +297,8 @@ def _torch_deberta_call(torch, impl, q, k, v, pos_k, pos_q, s, dist_index,
                                                    flex_attention)
     shift = length - 1
     block_mask = create_block_mask(
-        lambda b, h, q_idx, kv_idx: q_idx >= kv_idx, None, None, length,
-        length, device="cpu") if causal else None
+        lambda b, h, q_idx, kv_idx: visible(q_idx, kv_idx), None, None,
+        length, length, device="cpu") if visible else None
     c2p = torch.empty(b, h, length, pos_k.shape[-2])
     p2c = torch.empty_like(c2p)
     pos_k_t = (pos_k * s).transpose(-1, -2)
@@ -463,8 +483,7 @@ def _build(impl, length, dec, library=None, threads=None):
         def call():
             with torch.no_grad():
                 return flex(q, k, v, score_mod=score_mod, scale=1.0)
-    elif impl in ("sdpa_deberta", "flex_deberta", "sdpa_deberta_causal",
-                  "flex_deberta_causal"):
+    elif impl.startswith(("sdpa_deberta", "flex_deberta")):
         call = _torch_deberta_call(torch, impl, q, k, v,
                                    *_torch_deberta_tables(torch, length))
     elif impl == "seed_eager":
@@ -871,7 +890,9 @@ def markdown(results, lengths, impls):
                  ("rpe_deberta", "sdpa_deberta"),
                  ("rpe_deberta", "flex_deberta"),
                  ("rpe_deberta_causal", "sdpa_deberta_causal"),
-                 ("rpe_deberta_causal", "flex_deberta_causal")]:
+                 ("rpe_deberta_causal", "flex_deberta_causal"),
+                 ("rpe_deberta_padded", "sdpa_deberta_padded"),
+                 ("rpe_deberta_padded", "flex_deberta_padded")]:
         if a not in impls or b not in impls:
             continue
         out.append("| %s vs %s | %s |" % (LABELS[a], LABELS[b], " | ".join(
@@ -884,7 +905,9 @@ def markdown(results, lengths, impls):
                 time_ratio("rpe_none", impl, n, "%.3f") for n in lengths)))
     for a, b, label in [("rpe_t5", "rpe_t5_causal", "T5 causal / T5"),
                         ("rpe_deberta", "rpe_deberta_causal",
-                         "DeBERTa causal / DeBERTa")]:
+                         "DeBERTa causal / DeBERTa"),
+                        ("rpe_deberta", "rpe_deberta_padded",
+                         "DeBERTa keys < L/2 / DeBERTa")]:
         if a in impls and b in impls:
             out.append("| %s | %s |" % (label, " | ".join(
                 time_ratio(a, b, n, "%.3f") for n in lengths)))
