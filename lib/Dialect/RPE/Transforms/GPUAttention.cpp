@@ -627,15 +627,19 @@ struct RPEGPUAttentionPass
     // What no kernel took: the SIMT kernel's tiles would not fit (ptxas
     // would reject the PTX, long after a slow compile).
     getOperation()->walk([&](AttentionOp op) {
+      failedOp = true;
+      int64_t bytes = simtTileBytes(op, options);
+      if (bytes <= kGPUStaticSharedBytes) {
+        op.emitOpError() << "cannot run on the GPU: no GPU kernel took it";
+        return;
+      }
       op.emitOpError() << "cannot run on the GPU: the SIMT kernel's tiles "
                           "need "
-                       << simtTileBytes(op, options)
-                       << " bytes of workgroup memory, above the "
+                       << bytes << " bytes of workgroup memory, above the "
                        << kGPUStaticSharedBytes
                        << " a block gets (tile-k = " << options.tileK
                        << ", block-rows = " << options.blockRows
                        << "); lower tile-k or block-rows";
-      failedOp = true;
     });
     if (failedOp)
       return signalPassFailure();
