@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Compiles every module of this directory for NVIDIA GPUs and assembles it:
-`rpe-opt -rpe-nvptx-pipeline` must accept it, and `rpe-compile
---target=nvptx --emit=ptx` must give PTX with at least one kernel that
-`ptxas -v` assembles for each chip without spilling. Prints one line per
+`rpe-opt -rpe-nvptx-pipeline` must accept it, `rpe-compile --target=nvptx
+--emit=obj` must give an object (host code, device code embedded), and
+`--emit=ptx` PTX with at least one kernel that `ptxas -v` assembles for
+each chip without spilling. Prints one line per
 failure and `FAIL`, or `PASS: N modules, ...`; exits 1 on any failure.
 
 Usage: nvptx.py RPE_OPT RPE_COMPILE PTXAS TMPDIR [CHIP ...] (default chips:
@@ -31,6 +32,13 @@ def check(path, tools, tmp, chips):
         return ["%s: rpe-opt -rpe-nvptx-pipeline exited %d: %s"
                 % (name, rc, out.strip()[:500])]
     problems = []
+    # The host side too: an object with the device code embedded.
+    obj = os.path.join(tmp, name + ".o")
+    rc, out = run([rpe_compile, path, "--target=nvptx", "--chip=" + chips[-1],
+                   "--emit=obj", "-o", obj])
+    if rc != 0:
+        problems.append("%s: rpe-compile --emit=obj exited %d: %s"
+                        % (name, rc, out.strip()[:500]))
     for chip in chips:
         ptx = os.path.join(tmp, name + "." + chip + ".ptx")
         rc, out = run([rpe_compile, path, "--target=nvptx",
