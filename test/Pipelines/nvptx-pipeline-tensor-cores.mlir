@@ -10,6 +10,13 @@
 // RUN: %ptxas -arch=sm_80 -v %t.reg80.ptx -o %t.reg80.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: rpe-compile %s --target=nvptx --chip=sm_90 --emit=ptx --gpu-kernel-options="mma-registers=1 mma-tile-k=64" -o %t.reg90.ptx
 // RUN: %ptxas -arch=sm_90 -v %t.reg90.ptx -o %t.reg90.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// 8 warps of one 16-row tile (one staged row per thread: this crashed
+// upstream's expand-strided-metadata), and 8 warps asked for 1024 rows (a
+// warp keeps two 16-row tiles at most: four spilled 940 bytes).
+// RUN: rpe-compile %s --target=nvptx --chip=sm_90 --emit=ptx --gpu-kernel-options="mma-registers=1 mma-block-rows=128" -o %t.reg8w.ptx
+// RUN: %ptxas -arch=sm_90 -v %t.reg8w.ptx -o %t.reg8w.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
+// RUN: rpe-compile %s --target=nvptx --chip=sm_90 --emit=ptx --gpu-kernel-options="mma-registers=1 mma-block-rows=1024" -o %t.reg1024.ptx
+// RUN: %ptxas -arch=sm_90 -v %t.reg1024.ptx -o %t.reg1024.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS
 // RUN: rpe-compile %s --target=nvptx --chip=sm_80 --emit=ptx -o %t.simt.ptx --tensor-cores=false
 // RUN: FileCheck %s --input-file=%t.simt.ptx --check-prefix=SIMT
 

@@ -4,6 +4,7 @@
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-block-rows=128 mma-threads=128" -canonicalize -split-input-file | FileCheck %s --check-prefix=ROWS
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-threads=128 mma-stage-views=0" -canonicalize -split-input-file | FileCheck %s --check-prefix=NOVIEWS
 // RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-threads=128 mma-lazy-rescale=1" -canonicalize -split-input-file | FileCheck %s --check-prefix=LAZY
+// RUN: rpe-opt %s -rpe-gpu-attention="mma-registers=1 mma-block-rows=1024 mma-threads=256" -canonicalize -split-input-file | FileCheck %s --check-prefix=CAP
 
 // f16 T5-biased causal GQA attention at L = 4096 as the register-resident
 // tensor-core kernel: 4 warps of 16 rows (64-row blocks, 128 threads); the
@@ -141,11 +142,12 @@
 // LAZY-NEXT: scf.yield %arg
 // LAZY: nvgpu.ldmatrix {{.*}}transpose = true
 
-// The host emulation (one thread per block): one warp of four 16-row tiles
-// whose 32 lanes keep their registers in private memory; mma.sync and the
-// shuffles become loops over the lanes, cp.async plain copies.
+// The host emulation (one thread per block): one warp of two 16-row tiles
+// (a warp owns at most two: the 64-row blocks become 32-row ones, 128 of
+// them) whose 32 lanes keep their registers in private memory; mma.sync and
+// the shuffles become loops over the lanes, cp.async plain copies.
 // EMU-LABEL: func.func @t5_causal_gqa_f16
-// EMU: threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%{{.*}} : memref<2x32x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x72xf16, #gpu.address_space<workgroup>>) private(%{{.*}} : memref<4096xf16, #gpu.address_space<private>>, %{{.*}} : memref<2048xf32, #gpu.address_space<private>>, %{{.*}} : memref<4096xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>, %{{.*}} : memref<256xf32, #gpu.address_space<private>>)
+// EMU: gpu.launch blocks({{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c8, %{{.*}} = %c1) threads(%{{.*}}, %{{.*}}, %{{.*}}) in (%{{.*}} = %c1, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%{{.*}} : memref<2x32x72xf16, #gpu.address_space<workgroup>>, %{{.*}} : memref<2x32x72xf16, #gpu.address_space<workgroup>>) private(%{{.*}} : memref<2048xf16, #gpu.address_space<private>>, %{{.*}} : memref<1024xf32, #gpu.address_space<private>>, %{{.*}} : memref<2048xf32, #gpu.address_space<private>>, %{{.*}} : memref<128xf32, #gpu.address_space<private>>, %{{.*}} : memref<128xf32, #gpu.address_space<private>>, %{{.*}} : memref<128xf32, #gpu.address_space<private>>)
 // EMU: scf.for %{{.*}} = %c0 to %c32 step %c1 {
 // EMU-NOT: nvvm.mma.sync
 // EMU-NOT: nvgpu.ldmatrix
@@ -187,6 +189,16 @@ func.func @t5_causal_gqa_f16(%q: tensor<1x8x4096x64xf16>, %k: tensor<1x2x4096x64
 // 128 rows on 4 warps: two 16-row tiles per warp at D = 64 (the key loop
 // carries O for both, 64 values, and 2 maxima and 2 sums per tile: 72),
 // one at D = 128 (registers; 64 + 4 values), so 64 rows per block there.
+// 1024 rows asked for with 8 warps: a warp owns at most two 16-row tiles
+// (S and O of four exceed a thread's registers), so a block has 256 rows,
+// 16 of them for L = 4096. 256 threads stage the 32-key tile's 8 runs per
+// row in one pass: one row per thread, whose view has a unit row dimension
+// of stride 1 (with the pass's row distance of 32 instead, upstream's
+// expand-strided-metadata crashed on it).
+// CAP-LABEL: func.func @t5_causal_gqa_f16
+// CAP: gpu.launch blocks({{.*}}) in (%{{.*}} = %c16, %{{.*}} = %c8, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c256,
+// CAP: memref.subview %{{.*}}[0, %{{.*}}, %{{.*}}, %{{.*}}] [1, 1, 1, 8] [1, 1, 1, 1] : memref<1x2x4096x64xf16, strided<[?, ?, ?, 1], offset: ?>> to memref<1x8xf16, strided<[?, 1], offset: ?>>
+
 // ROWS-LABEL: func.func @t5_causal_gqa_f16
 // ROWS: %[[BLOCKS:.*]] = arith.constant 32 : index
 // ROWS: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[BLOCKS]], %{{.*}} = %c8, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c128,

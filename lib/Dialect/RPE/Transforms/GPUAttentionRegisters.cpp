@@ -389,6 +389,9 @@ void forShared(OpBuilder &b, Location l, Value tx, int64_t threads,
       });
 }
 
+/// 16-row tiles a warp owns at most.
+constexpr int64_t kMaxWarpTiles = 2;
+
 /// The shape of a register-resident block.
 struct RegisterBlock {
   /// Warps per block (1 in the emulation), 16-row tiles per warp, keys per
@@ -410,7 +413,11 @@ RegisterBlock registerBlock(AttentionOp op, const GPUAttentionOptions &o) {
   block.warps = o.mmaThreads == 1 ? 1 : std::min(o.mmaThreads / 32, tiles);
   while (tiles % block.warps)
     --block.warps;
-  block.mTiles = tiles / block.warps;
+  // At most two 16-row tiles per warp: the S and O fragments of four (at
+  // D = 64) exceed a thread's 255 registers (ptxas spilled 940 bytes), and
+  // the unrolled nests grow with them (64 tiles, emulated, did not compile
+  // in minutes). Rows past warps x 2 x 16 go to more blocks.
+  block.mTiles = std::min<int64_t>(tiles / block.warps, kMaxWarpTiles);
   // Two 16-row tiles per warp double S and O: at D or Dv above 64 that
   // spills (ptxas, 48-200 bytes), so there a warp keeps one (fewer rows
   // per block). The emulation has no registers to run out of.
@@ -699,9 +706,13 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
           SmallVector<OpFoldResult> sizes = {
               pb.getIndexAttr(1), pb.getIndexAttr(1), pb.getIndexAttr(iters),
               pb.getIndexAttr(8)};
+          // One row per thread (iters 1): stride 1, as a unit dimension's
+          // stride is not used; with `apart` the unit dimension kept would
+          // have a stride no source dimension has, which upstream's
+          // expand-strided-metadata cannot map back (it crashed).
           SmallVector<OpFoldResult> strides = {
-              pb.getIndexAttr(1), pb.getIndexAttr(1), pb.getIndexAttr(apart),
-              pb.getIndexAttr(1)};
+              pb.getIndexAttr(1), pb.getIndexAttr(1),
+              pb.getIndexAttr(iters == 1 ? 1 : apart), pb.getIndexAttr(1)};
           MemRefType viewType = memref::SubViewOp::inferRankReducedResultType(
               {iters, 8}, cast<MemRefType>(buf.getType()), offsets, sizes,
               strides);
