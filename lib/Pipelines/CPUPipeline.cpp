@@ -80,6 +80,20 @@ bool mlir::rpe::isKnownCPU(StringRef cpu) {
   return cpu == "native" || hostSubtarget(cpu) != nullptr;
 }
 
+/// rpe-vectorize-contractions' options from the pipeline's.
+static rpe::RPEVectorizeContractionsPassOptions
+resolveContractionOptions(const rpe::CPUPipelineOptions &options) {
+  rpe::VectorizeAttentionOptions v = rpe::resolveVectorizeOptions(options);
+  rpe::RPEVectorizeContractionsPassOptions contractions;
+  contractions.vectorWidth = v.vectorWidth;
+  contractions.tileM = options.matmulTileM;
+  // 16 registers without AVX-512: 6 × 2 accumulators; 32 with it: 6 × 4.
+  contractions.tileN = options.matmulTileN > 0 ? options.matmulTileN
+                                               : (v.vectorWidth >= 16 ? 4 : 2);
+  contractions.fma = v.useFMA;
+  return contractions;
+}
+
 LogicalResult mlir::rpe::verifyCPUPipelineOptions(
     const CPUPipelineOptions &options,
     function_ref<LogicalResult(const Twine &)> error) {
@@ -118,18 +132,32 @@ LogicalResult mlir::rpe::verifyCPUPipelineOptions(
       return error("rpe-cpu-pipeline: " + name + " must not be negative, got " +
                    Twine(value));
   int64_t width = options.vectorWidth;
-  if (width != 0 && (width < 0 || width > 64 || !llvm::isPowerOf2_64(width)))
+  // rpe-vectorize-transposes needs two lanes at least.
+  if (width != 0 && (width < 2 || width > 64 || !llvm::isPowerOf2_64(width)))
     return error("rpe-cpu-pipeline: vector-width must be 0 (from target-cpu) "
-                 "or a power of two up to 64, got " +
+                 "or a power of two in 2..64, got " +
                  Twine(width));
-  // The vector kernel's own constraints (vector-tile-q a multiple of the
-  // width, block sizes, decode-rows), as rpe-vectorize-attention names them.
-  if (options.vectorize)
-    return checkVectorizeAttentionOptions(
-        resolveVectorizeOptions(options), [&](const Twine &message) {
-          return error("rpe-cpu-pipeline: rpe-vectorize-attention: " + message);
-        });
-  return success();
+  if (!options.vectorize)
+    return success();
+  // The vector kernels' own constraints (vector-tile-q a multiple of the
+  // width, block sizes, decode-rows, the matmul register block), as their
+  // passes name them.
+  if (failed(checkVectorizeAttentionOptions(
+          resolveVectorizeOptions(options), [&](const Twine &message) {
+            return error("rpe-cpu-pipeline: rpe-vectorize-attention: " +
+                         message);
+          })))
+    return failure();
+  RPEVectorizeContractionsPassOptions c = resolveContractionOptions(options);
+  VectorizeContractionsOptions contractions;
+  contractions.vectorWidth = c.vectorWidth;
+  contractions.tileM = c.tileM;
+  contractions.tileN = c.tileN;
+  return checkVectorizeContractionsOptions(
+      contractions, [&](const Twine &message) {
+        return error("rpe-cpu-pipeline: rpe-vectorize-contractions: " +
+                     message);
+      });
 }
 
 rpe::VectorizeAttentionOptions
@@ -316,20 +344,12 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
   // Matmuls and other contractions on buffers (projections, MLPs, position
   // tables): register-blocked vector kernels.
   if (options.vectorize) {
-    VectorizeAttentionOptions v = resolveVectorizeOptions(options);
-    RPEVectorizeContractionsPassOptions contractions;
-    contractions.vectorWidth = v.vectorWidth;
-    contractions.tileM = options.matmulTileM;
-    // 16 registers without AVX-512: 6 × 2 accumulators; 32 with it: 6 × 4.
-    contractions.tileN = options.matmulTileN > 0
-                             ? options.matmulTileN
-                             : (v.vectorWidth >= 16 ? 4 : 2);
-    contractions.fma = v.useFMA;
-    pm.addPass(createRPEVectorizeContractionsPass(contractions));
+    pm.addPass(
+        createRPEVectorizeContractionsPass(resolveContractionOptions(options)));
     // Transposes (the gather trick's position tables, in every call):
     // register blocks instead of one strided scalar per element.
     RPEVectorizeTransposesPassOptions transposes;
-    transposes.vectorWidth = v.vectorWidth;
+    transposes.vectorWidth = resolveVectorizeOptions(options).vectorWidth;
     pm.addPass(createRPEVectorizeTransposesPass(transposes));
   }
   // bufferization.clone (inserted for returned buffers) -> memref.

@@ -10,11 +10,15 @@
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="tile-q=0" 2>&1 | FileCheck %s --check-prefix=TILE --implicit-check-not="current operation"
 // TILE: error: rpe-cpu-pipeline: tile-q and tile-k must be positive, got 0 and 64
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="vector-width=3" 2>&1 | FileCheck %s --check-prefix=WIDTH --implicit-check-not="current operation"
-// WIDTH: error: rpe-cpu-pipeline: vector-width must be 0 (from target-cpu) or a power of two up to 64, got 3
+// WIDTH: error: rpe-cpu-pipeline: vector-width must be 0 (from target-cpu) or a power of two in 2..64, got 3
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="vector-width=1" 2>&1 | FileCheck %s --check-prefix=WIDTH1 --implicit-check-not="current operation"
+// WIDTH1: error: rpe-cpu-pipeline: vector-width must be 0 (from target-cpu) or a power of two in 2..64, got 1
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="num-threads=5000" 2>&1 | FileCheck %s --check-prefix=THREADS --implicit-check-not="current operation"
 // THREADS: error: rpe-cpu-pipeline: num-threads must be at most 1024, got 5000
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="matmul-tile-m=0" 2>&1 | FileCheck %s --check-prefix=MTILE --implicit-check-not="current operation"
 // MTILE: error: rpe-cpu-pipeline: matmul-tile-m and gpu-tile-k must be positive, got 0 and 8
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="matmul-tile-m=100000" 2>&1 | FileCheck %s --check-prefix=MTILEBIG --implicit-check-not="current operation"
+// MTILEBIG: error: rpe-cpu-pipeline: rpe-vectorize-contractions: tile-m and tile-n must be in [1, 16], got 100000 and {{4|2}}
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="gpu-emulation=1 gpu-thread-tile-rows=0" 2>&1 | FileCheck %s --check-prefix=GPUTHREADTILE --implicit-check-not="current operation"
 // GPUTHREADTILE: error: rpe-cpu-pipeline: gpu-thread-tile-rows and gpu-thread-tile-columns must be in 1..16, got 0 and 4
 // Options where 0 means the default: a negative value used to mean it too.

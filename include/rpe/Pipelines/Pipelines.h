@@ -77,12 +77,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<int64_t> matmulTileM{
       *this, "matmul-tile-m",
       llvm::cl::desc("Rows of C per register block of the contraction kernel "
-                     "(rpe-vectorize-contractions)"),
+                     "(rpe-vectorize-contractions), 1..16"),
       llvm::cl::init(6)};
   PassOptions::Option<int64_t> matmulTileN{
       *this, "matmul-tile-n",
       llvm::cl::desc("Vectors per row of a register block of the contraction "
-                     "kernel (0: 4 with 16 lanes, else 2)"),
+                     "kernel, 1..16 (0: 4 with 16 lanes, else 2)"),
       llvm::cl::init(0)};
   PassOptions::Option<bool> splitAttentionHeads{
       *this, "split-attention-heads",

@@ -3,7 +3,12 @@
 // RUN: not rpe-opt %s -rpe-vectorize-contractions='tile-m=0' 2>&1 | FileCheck %s --check-prefix=BADM --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -rpe-vectorize-contractions='block-n=-1' 2>&1 | FileCheck %s --check-prefix=BADN --implicit-check-not="current operation"
 
-// BADM: error: rpe-vectorize-contractions: tile-m must be positive, got 0
+// BADM: error: rpe-vectorize-contractions: tile-m and tile-n must be in [1, 16], got 0 and 2
+// A register block of 100000 rows would be unrolled (minutes to compile).
+// RUN: not rpe-opt %s -rpe-vectorize-contractions='tile-m=100000' 2>&1 | FileCheck %s --check-prefix=BIGM --implicit-check-not="current operation"
+// BIGM: error: rpe-vectorize-contractions: tile-m and tile-n must be in [1, 16], got 100000 and 2
+// RUN: not rpe-opt %s -rpe-vectorize-contractions='vector-width=1000' 2>&1 | FileCheck %s --check-prefix=BIGW --implicit-check-not="current operation"
+// BIGW: error: rpe-vectorize-contractions: vector-width must be in [1, 64], got 1000
 // BADN: error: rpe-vectorize-contractions: block-n must not be negative, got -1
 
 // A dynamic matmul: cache blocks of 512 columns and 256 values of k, row

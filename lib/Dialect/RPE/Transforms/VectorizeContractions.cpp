@@ -396,26 +396,7 @@ struct RPEVectorizeContractionsPass
           RPEVectorizeContractionsPass>> {
   using CheckedOptionsPass::CheckedOptionsPass;
 
-  LogicalResult checkOptions(
-      function_ref<LogicalResult(const Twine &)> error) const override {
-    for (auto [name, value] :
-         {std::pair<StringRef, int64_t>{"vector-width", vectorWidth},
-          {"tile-m", tileM},
-          {"tile-n", tileN},
-          {"block-k", blockK}})
-      if (value < 1)
-        return error("rpe-vectorize-contractions: " + name +
-                     " must be positive, got " + Twine(value));
-    if (blockN < 0)
-      return error(
-          "rpe-vectorize-contractions: block-n must not be negative, got " +
-          Twine(static_cast<int64_t>(blockN)));
-    return success();
-  }
-
-  void runOnOperation() override {
-    if (failed(checkOptionsOnRun()))
-      return signalPassFailure();
+  VectorizeContractionsOptions getOptions() const {
     VectorizeContractionsOptions options;
     options.vectorWidth = vectorWidth;
     options.tileM = tileM;
@@ -423,6 +404,21 @@ struct RPEVectorizeContractionsPass
     options.blockK = blockK;
     options.blockN = blockN;
     options.useFMA = fma;
+    return options;
+  }
+
+  LogicalResult checkOptions(
+      function_ref<LogicalResult(const Twine &)> error) const override {
+    return checkVectorizeContractionsOptions(
+        getOptions(), [&](const Twine &message) {
+          return error("rpe-vectorize-contractions: " + message);
+        });
+  }
+
+  void runOnOperation() override {
+    if (failed(checkOptionsOnRun()))
+      return signalPassFailure();
+    VectorizeContractionsOptions options = getOptions();
     RewritePatternSet patterns(&getContext());
     populateRPEVectorizeContractionsPatterns(patterns, options);
     // Count the matches before the rewrite erases them.
@@ -436,6 +432,25 @@ struct RPEVectorizeContractionsPass
 };
 
 } // namespace
+
+LogicalResult mlir::rpe::checkVectorizeContractionsOptions(
+    const VectorizeContractionsOptions &o,
+    function_ref<LogicalResult(const Twine &)> error) {
+  // The register block is unrolled: tile-m × tile-n accumulators (32 vector
+  // registers at most on x86), so the bounds keep a typo from building a
+  // kernel that takes minutes to compile (tile-m = 100000 did).
+  if (o.vectorWidth < 1 || o.vectorWidth > 64)
+    return error("vector-width must be in [1, 64], got " +
+                 Twine(o.vectorWidth));
+  if (o.tileM < 1 || o.tileM > 16 || o.tileN < 1 || o.tileN > 16)
+    return error("tile-m and tile-n must be in [1, 16], got " + Twine(o.tileM) +
+                 " and " + Twine(o.tileN));
+  if (o.blockK < 1)
+    return error("block-k must be positive, got " + Twine(o.blockK));
+  if (o.blockN < 0)
+    return error("block-n must not be negative, got " + Twine(o.blockN));
+  return success();
+}
 
 void mlir::rpe::populateRPEVectorizeContractionsPatterns(
     RewritePatternSet &patterns, const VectorizeContractionsOptions &options) {

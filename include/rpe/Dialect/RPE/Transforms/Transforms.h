@@ -287,6 +287,11 @@ struct VectorizeContractionsOptions {
   bool useFMA = true;
 };
 
+/// Checks the options; reports the first problem through `error`.
+LogicalResult checkVectorizeContractionsOptions(
+    const VectorizeContractionsOptions &options,
+    function_ref<LogicalResult(const Twine &)> error);
+
 /// Rewrites float contractions on buffers (one m, n and k dimension, n the
 /// last unit-stride dimension of B and C) into register-blocked vector
 /// kernels (rpe-vectorize-contractions).
