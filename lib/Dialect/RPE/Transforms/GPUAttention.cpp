@@ -75,18 +75,24 @@ std::string unsupportedReason(AttentionOp op,
   return "";
 }
 
-/// Bytes of workgroup memory the SIMT kernel's key, value and probability
-/// tiles take for `op` (static head dimensions, or max-head-dim for dynamic
-/// ones).
-int64_t simtTileBytes(AttentionOp op, const GPUAttentionOptions &options) {
+/// The SIMT kernel's rows for `op`: static head dimensions keep them in
+/// registers (unrolled loops), dynamic ones in per-thread private memory of
+/// max-head-dim floats; and the bytes of its key, value and probability
+/// tiles in workgroup memory.
+struct SimtTiles {
+  bool inRegisters;
+  int64_t kWidth, vWidth, bytes;
+};
+
+SimtTiles simtTiles(AttentionOp op, const GPUAttentionOptions &options) {
   int64_t d = cast<RankedTensorType>(op.getQ().getType()).getDimSize(3);
   int64_t dv = cast<RankedTensorType>(op.getV().getType()).getDimSize(3);
-  bool inRegisters = !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv);
-  int64_t kWidth = inRegisters ? d : options.maxHeadDim;
-  int64_t vWidth = inRegisters ? dv : options.maxHeadDim;
-  return (options.tileK * (kWidth + vWidth) +
-          options.tileK * options.blockRows) *
-         4;
+  SimtTiles t;
+  t.inRegisters = !ShapedType::isDynamic(d) && !ShapedType::isDynamic(dv);
+  t.kWidth = t.inRegisters ? d : options.maxHeadDim;
+  t.vWidth = t.inRegisters ? dv : options.maxHeadDim;
+  t.bytes = options.tileK * (t.kWidth + t.vWidth + options.blockRows) * 4;
+  return t;
 }
 
 } // namespace
@@ -243,25 +249,22 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
     int64_t headDim = cast<RankedTensorType>(q.getType()).getDimSize(3);
     int64_t valueDim = cast<RankedTensorType>(v.getType()).getDimSize(3);
     int64_t rows = options.blockRows, tileK = options.tileK;
-    // Static head dimensions: the rows live in registers (unrolled loops).
-    // Dynamic ones: in per-thread private memory of max-head-dim floats,
-    // with a run-time check of the sizes.
-    bool inRegisters =
-        !ShapedType::isDynamic(headDim) && !ShapedType::isDynamic(valueDim);
-    int64_t kWidth = inRegisters ? headDim : options.maxHeadDim;
-    int64_t vWidth = inRegisters ? valueDim : options.maxHeadDim;
+    // Dynamic head dimensions come with a run-time check of the sizes.
+    SimtTiles tiles = simtTiles(op, options);
+    bool inRegisters = tiles.inRegisters;
+    int64_t kWidth = tiles.kWidth, vWidth = tiles.vWidth;
     // Registers hold the output row (static dims), the tile's scores and
     // little else. The scaled query rows go to workgroup memory ([d][row]:
     // conflict-free) when they fit next to the key, value and probability
     // tiles in the 48 KiB a block gets without opt-in; otherwise each
     // thread reads its row from global memory (static dims) or keeps it in
     // private memory (dynamic dims).
-    int64_t tileBytes = simtTileBytes(op, options);
-    if (tileBytes > kGPUStaticSharedBytes)
+    // Tiles past that are the pass's error (its only failure here).
+    if (tiles.bytes > kGPUStaticSharedBytes)
       return rewriter.notifyMatchFailure(
           op, "the SIMT kernel's tiles exceed the static workgroup memory");
-    bool qShared =
-        inRegisters && tileBytes + rows * headDim * 4 <= kGPUStaticSharedBytes;
+    bool qShared = inRegisters &&
+                   tiles.bytes + rows * headDim * 4 <= kGPUStaticSharedBytes;
 
     AttentionSizes dims = getAttentionSizes(rewriter, op);
     if (!inRegisters) {
@@ -625,17 +628,14 @@ struct RPEGPUAttentionPass
       return signalPassFailure();
     numKernels += *rewritten;
     // What no kernel took: the SIMT kernel's tiles would not fit (ptxas
-    // would reject the PTX, long after a slow compile).
+    // would reject the PTX, long after a slow compile), the one reason the
+    // SIMT pattern declines an op the checks above let through.
     getOperation()->walk([&](AttentionOp op) {
       failedOp = true;
-      int64_t bytes = simtTileBytes(op, options);
-      if (bytes <= kGPUStaticSharedBytes) {
-        op.emitOpError() << "cannot run on the GPU: no GPU kernel took it";
-        return;
-      }
       op.emitOpError() << "cannot run on the GPU: the SIMT kernel's tiles "
                           "need "
-                       << bytes << " bytes of workgroup memory, above the "
+                       << simtTiles(op, options).bytes
+                       << " bytes of workgroup memory, above the "
                        << kGPUStaticSharedBytes
                        << " a block gets (tile-k = " << options.tileK
                        << ", block-rows = " << options.blockRows
