@@ -171,15 +171,20 @@ func.func @odd_head_dims(%q: tensor<1x2x?x12xf32>, %k: tensor<1x2x?x12xf32>, %v:
 // -----
 
 // A Toeplitz lookup reads a contiguous vector of a padded diagonal (Lq + Lk -
-// 1 + tile-q entries per head, built once with the bucket logarithm);
+// 1 + tile-q entries per head, built once from the buckets of a diagonal
+// table of their own: the bucket logarithm once per diagonal, not per head);
 // key_lengths and causal bound the key loop; causal keys are masked with a
 // lane comparison (i32 lanes against key - first row position), only in
 // key blocks whose last key lies past the tile's first row position: the
 // others (every row sees every key) take the branch without the mask.
 // CHECK-LABEL: func.func @toeplitz
 // CHECK-SAME: %[[LEN:[a-z0-9]+]]: tensor<1xi32>)
-// CHECK: %[[DIAG:.*]] = linalg.generic
+// CHECK: %[[BUCKETS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xi32>)
 // CHECK: math.log
+// CHECK: %[[DIAG:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK-NOT: math.log
+// CHECK: tensor.extract %[[BUCKETS]][%{{.*}}, %{{.*}}] : tensor<?x?xi32>
+// CHECK-NOT: math.log
 // CHECK: %[[DB:.*]] = bufferization.to_buffer %[[DIAG]] read_only : tensor<?x?xf32> to memref<?x?xf32>
 // CHECK: scf.forall
 // CHECK-NOT: rpe.bucket
@@ -216,14 +221,19 @@ func.func @toeplitz(%q: tensor<1x2x60x8xf32>, %k: tensor<1x2x70x8xf32>, %t: tens
 // head-independent diagonal table (1 × (Lq + Lk - 1 + tile-q), i32 entries
 // read as a vector and widened to index); a window2d
 // bias becomes a table over the plane differences P(i) - P(j) (P(t) = t +
-// (t floordiv 3)·2), gathered along the lanes: with a width that is not a
+// (t floordiv 3)·2), its buckets from a head-independent table of their own,
+// gathered along the lanes: with a width that is not a
 // multiple of the vector width, P of the lanes is a vector (outside the key
 // loop) and P of the key a scalar; no per-lane rpe.bucket.
 // CHECK-LABEL: func.func @gather_and_lanes
 // CHECK: %[[BD:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xi32>)
 // CHECK:   arith.index_cast %{{.*}} : index to i32
-// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK: %[[WB:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xi32>)
 // CHECK: arith.floordivsi %{{.*}}, %c5 : index
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
+// CHECK-NOT: arith.floordivsi
+// CHECK: tensor.extract %[[WB]][%{{.*}}, %{{.*}}] : tensor<?x?xi32>
+// CHECK-NOT: arith.floordivsi
 // CHECK: scf.forall
 // CHECK: %[[BK32:.*]] = vector.load %{{.*}}[%{{.*}}, %{{.*}}] : memref<?x?xi32>, vector<8xi32>
 // CHECK: %[[BK:.*]] = arith.index_cast %[[BK32]] : vector<8xi32> to vector<8xindex>

@@ -150,7 +150,7 @@ namespace {
 /// positions only through `geometry`'s leaves.
 int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
                    SmallVectorImpl<Value> *tables, const TermGeometry &geometry,
-                   SmallVectorImpl<Value> *narrowedTables = nullptr) {
+                   SmallVectorImpl<Value> *narrowedTables, bool shareBuckets) {
   Region &region = op.getScoreMod();
   if (region.empty())
     return 0;
@@ -251,6 +251,43 @@ int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
                                zero),
         indexConst(rewriter, loc, padding));
   }
+  // A bucket leaf at d = i - j (or the difference of plane offsets).
+  auto buildLeafBucket = [&](OpBuilder &b, Location l, BucketOp bucket,
+                             Value d) -> Value {
+    if (geometry.window)
+      return geometry.window.buildBucketFromPlaneDifference(b, l, d);
+    return bucket.getBucketing().buildBucket(b, l, d, zero);
+  };
+  // The diagonal entry r of a table, padding entries clamped.
+  auto clampDiagonal = [&](OpBuilder &b, Location l, Value r) -> Value {
+    return lastDiagonal ? arith::MinSIOp::create(b, l, r, lastDiagonal) : r;
+  };
+  // With `shareBuckets`, per-head tables read their buckets from a table of
+  // their own, computed once per diagonal (a T5 bucket's logarithm once, not
+  // once per head).
+  DenseMap<Operation *, Value> bucketTables;
+  auto bucketTable = [&](BucketOp bucket) -> Value {
+    Value &table = bucketTables[bucket];
+    if (table)
+      return table;
+    bool fits = bucket.getBucketing().getNumBuckets() <=
+                std::numeric_limits<int32_t>::max();
+    Type type = fits ? Type(rewriter.getI32Type()) : rewriter.getIndexType();
+    Value init = emptyTensor(rewriter, loc,
+                             {indexConst(rewriter, loc, 1), length}, type);
+    table =
+        generic(rewriter, loc, {}, {}, init, rewriter.getMultiDimIdentityMap(2),
+                {kPar, kPar}, [&](OpBuilder &b, Location l, ValueRange) {
+                  Value r =
+                      clampDiagonal(b, l, linalg::IndexOp::create(b, l, 1));
+                  Value d = arith::SubIOp::create(b, l, r, shift);
+                  Value entry = buildLeafBucket(b, l, bucket, d);
+                  if (fits)
+                    entry = arith::IndexCastOp::create(b, l, type, entry);
+                  yieldValue(b, l, entry);
+                });
+    return table;
+  };
   for (Value root : roots) {
     SmallVector<Operation *> slice = backwardSlice(root, block, geometry);
     if (root == roots.front() && !checks.empty()) {
@@ -278,6 +315,12 @@ int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
     Type entryType = narrow ? rewriter.getI32Type() : root.getType();
     // table[h, r] = root at h and i - j = r - shift.
     rewriter.setInsertionPoint(op);
+    bool sharedBuckets = perHead && shareBuckets;
+    if (sharedBuckets)
+      for (Operation *o : slice)
+        if (auto leaf = dyn_cast<BucketOp>(o);
+            leaf && geometry.isLeaf(*o, block))
+          bucketTable(leaf);
     Value rows = perHead ? dimValue(rewriter, loc, op.getQ(), 1)
                          : indexConst(rewriter, loc, 1);
     Value init = emptyTensor(rewriter, loc, {rows, length}, entryType);
@@ -285,21 +328,22 @@ int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
         rewriter, loc, {}, {}, init, rewriter.getMultiDimIdentityMap(2),
         {kPar, kPar}, [&](OpBuilder &b, Location l, ValueRange) {
           SmallVector<Value> idx = loopIndices(b, l, 2);
-          Value r = idx[1];
-          if (lastDiagonal)
-            r = arith::MinSIOp::create(b, l, r, lastDiagonal);
+          Value r = clampDiagonal(b, l, idx[1]);
           // i - j, or P(i) - P(j).
           Value d = arith::SubIOp::create(b, l, r, shift);
           IRMapping map;
           map.map(hArg, idx[0]);
           for (Operation *o : slice) {
-            if (geometry.window && geometry.isLeaf(*o, block)) {
-              map.map(o->getResult(0),
-                      geometry.window.buildBucketFromPlaneDifference(b, l, d));
-            } else if (auto bucket = dyn_cast<BucketOp>(o);
-                       bucket && geometry.isLeaf(*o, block)) {
-              map.map(bucket.getResult(),
-                      bucket.getBucketing().buildBucket(b, l, d, zero));
+            auto leaf = dyn_cast<BucketOp>(o);
+            if (leaf && geometry.isLeaf(*o, block) && sharedBuckets) {
+              Value entry = tensor::ExtractOp::create(
+                  b, l, bucketTables.lookup(leaf), ValueRange{zero, idx[1]});
+              if (!entry.getType().isIndex())
+                entry =
+                    arith::IndexCastOp::create(b, l, b.getIndexType(), entry);
+              map.map(leaf.getResult(), entry);
+            } else if (leaf && geometry.isLeaf(*o, block)) {
+              map.map(leaf.getResult(), buildLeafBucket(b, l, leaf, d));
             } else if (geometry.isLeaf(*o, block)) {
               map.map(o->getResult(0), buildDiagonalLeaf(b, l, *o, block, d));
             } else {
@@ -348,14 +392,16 @@ int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
 int64_t mlir::rpe::hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
                                       int64_t padding,
                                       SmallVectorImpl<Value> *tables,
-                                      SmallVectorImpl<Value> *narrowedTables) {
+                                      SmallVectorImpl<Value> *narrowedTables,
+                                      bool shareBuckets) {
   return hoistTerms(rewriter, op, padding, tables, TermGeometry{},
-                    narrowedTables);
+                    narrowedTables, shareBuckets);
 }
 
 int64_t mlir::rpe::hoistWindowTerms(RewriterBase &rewriter, AttentionOp op,
                                     int64_t padding,
-                                    SmallVectorImpl<Value> *tables) {
+                                    SmallVectorImpl<Value> *tables,
+                                    bool shareBuckets) {
   if (op.getScoreMod().empty())
     return 0;
   // One table set per window bucketing of score_mod.
@@ -367,7 +413,8 @@ int64_t mlir::rpe::hoistWindowTerms(RewriterBase &rewriter, AttentionOp op,
   int64_t hoisted = 0;
   for (Attribute w : windows)
     hoisted += hoistTerms(rewriter, op, padding, tables,
-                          TermGeometry{cast<Window2DBucketingAttr>(w)});
+                          TermGeometry{cast<Window2DBucketingAttr>(w)},
+                          /*narrowedTables=*/nullptr, shareBuckets);
   return hoisted;
 }
 

@@ -577,7 +577,8 @@ void KernelBuilder::build() {
   // Toeplitz terms into padded diagonal tables: the lanes of a tile read up
   // to TQ entries past the last row.
   SmallVector<Value> diagonals, narrowed;
-  hoistToeplitzTerms(rw, op, opts.tileQ, &diagonals, &narrowed);
+  hoistToeplitzTerms(rw, op, opts.tileQ, &diagonals, &narrowed,
+                     /*shareBuckets=*/true);
   paddedTables.insert(diagonals.begin(), diagonals.end());
   for (Value table : diagonals)
     if (cast<RankedTensorType>(table.getType()).getElementType().isIndex())
@@ -586,7 +587,7 @@ void KernelBuilder::build() {
   // Window terms into padded tables too (not diagonal: no uniform key
   // tiles).
   SmallVector<Value> windowTables;
-  hoistWindowTerms(rw, op, opts.tileQ, &windowTables);
+  hoistWindowTerms(rw, op, opts.tileQ, &windowTables, /*shareBuckets=*/true);
   paddedTables.insert(windowTables.begin(), windowTables.end());
   rowsAligned = !op.getQOffset();
   expandBuckets();

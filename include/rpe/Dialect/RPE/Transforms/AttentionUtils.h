@@ -133,12 +133,18 @@ arith::CmpIPredicate swapCmpIOperands(arith::CmpIPredicate pred);
 /// tables are appended to `tables` when given. With `narrowedTables`, a term
 /// that is an `rpe.bucket` (of at most 2^31 - 1 buckets) is stored as i32
 /// and read as `arith.index_cast` of its entry — half the bytes of `index`
-/// for a vector kernel's loads — and its table is appended there too.
-/// Returns how many terms were tabulated.
+/// for a vector kernel's loads — and its table is appended there too. With
+/// `shareBuckets`, a per-head table reads the `rpe.bucket`s it depends on
+/// from a 1 × (Lq + Lk - 1 + padding) table of their own (i32 when that
+/// fits), so a bucket (a T5 bucket's logarithm) is computed once per
+/// diagonal instead of once per (head, diagonal): for the CPU, where the
+/// tables are built by one loop nest; a GPU builds them in parallel and
+/// would pay a launch for it. Returns how many terms were tabulated.
 int64_t hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
                            int64_t padding = 0,
                            SmallVectorImpl<Value> *tables = nullptr,
-                           SmallVectorImpl<Value> *narrowedTables = nullptr);
+                           SmallVectorImpl<Value> *narrowedTables = nullptr,
+                           bool shareBuckets = false);
 
 /// hoistToeplitzTerms for Swin's window: every value that depends on the
 /// positions only through a `window2d` `rpe.bucket(%i, %j)` (a window bias
@@ -148,10 +154,12 @@ int64_t hoistToeplitzTerms(RewriterBase &rewriter, AttentionOp op,
 /// `shift = P(Lk - 1) - P(q_offset)`. The rows hold about `2(Lq + Lk)`
 /// entries, plus `padding`. Query rows in one window row read consecutive
 /// entries, as along a diagonal: a vector kernel loads them instead of
-/// gathering them from the bucket-major table.
+/// gathering them from the bucket-major table. `shareBuckets` as for
+/// hoistToeplitzTerms.
 int64_t hoistWindowTerms(RewriterBase &rewriter, AttentionOp op,
                          int64_t padding = 0,
-                         SmallVectorImpl<Value> *tables = nullptr);
+                         SmallVectorImpl<Value> *tables = nullptr,
+                         bool shareBuckets = false);
 
 /// The static workgroup memory a GPU block gets without the opt-in (the
 /// attention kernels size their tiles to fit it).

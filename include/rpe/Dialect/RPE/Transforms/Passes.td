@@ -901,7 +901,8 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
     `score_mod` is evaluated on vectors of query rows: element-wise arith and
     math ops become vector ops, Toeplitz terms read contiguous vectors of
     diagonal tables built once (as in rpe-tile-attention, padded by tile-q
-    entries so that no read needs a mask), values that depend only on the
+    entries so that no read needs a mask; a per-head table reads its buckets
+    from a table computed once per diagonal), values that depend only on the
     head are computed once per tile, other tensor reads become masked
     gathers, anything else runs per lane. With `permute-reads`, a read of
     one table row at bucket columns of a diagonal table (a key's row of a
