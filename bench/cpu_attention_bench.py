@@ -26,8 +26,10 @@ implementation compiled once, called in turn): the cost of a term over the
 bias-free kernel, or with --baseline-library, of one build over another
 (e.g. a `git worktree` of an earlier commit built with
 -DRPE_BUILD_TESTS=OFF), as medians of per-round time ratios. Among its
---impls, rpe_decode stands for the decode shapes above (Lq in {1, 4, 16}
-against Lk = each of --lengths). Three more rpe implementations split
+--impls, rpe_decode stands for the decode shapes above (Lq in {1, 2, 4,
+16} against Lk = each of --lengths), and rpe_t5_decode for a T5 decoder's
+self-attention with a key cache on them (T5_DECODE: unidirectional T5
+bias, causal, q_offset = Lk - Lq). Three more rpe implementations split
 DeBERTa's cost (not in the default set): rpe_deberta_c2p and
 rpe_deberta_p2c (one term each), and rpe_deberta_far (both terms with
 Log(4, 8) buckets, saturated 8 positions from the diagonal: nearly every
@@ -85,6 +87,8 @@ THREADS = 2
 WARMUP_SECONDS = 0.25
 LENGTHS = (256, 512, 1024, 2048, 4096, 8192)
 DECODE = dict(batch=8, heads=32, kv_heads=8, head_dim=128)
+# --interleave's rpe_t5_decode: T5 has no grouped kv heads.
+T5_DECODE = dict(batch=1, heads=32, head_dim=128)
 # --isa avx2 (kept in the environment for the child processes): an AVX2
 # host emulated on an AVX-512 one. rpe compiles for x86-64-v3 (AVX2, FMA),
 # the FMA probe too, and torch's kernels (ATen and inductor's C++ code for
@@ -413,6 +417,20 @@ def _build(impl, length, dec, library=None, threads=None):
         return (lambda: fn(*args)), args[0].nbytes
     if impl.startswith("rpe_"):
         import rpe
+        if dec and impl == "rpe_t5":
+            from rpe import ir
+            lq, lk = dec
+            b, hh, d = (T5_DECODE[x] for x in ("batch", "heads", "head_dim"))
+            text = ir.t5_attention(bidirectional=False, batch=b, heads=hh,
+                                   lq=None, lk=None, head_dim=d, causal=True,
+                                   q_offset=True, name="attn")
+            mod = _compile_rpe(str(text), library)
+            q = rng.standard_normal((b, hh, lq, d), dtype=np.float32)
+            k = rng.standard_normal((b, hh, lk, d), dtype=np.float32)
+            v = rng.standard_normal((b, hh, lk, d), dtype=np.float32)
+            table = rng.standard_normal((32, hh), dtype=np.float32)
+            fn = mod.attn
+            return (lambda: fn(q, k, v, table, lk - lq)), q.nbytes
         if dec:
             lq, lk = dec
             text = _plain(True, batch=DECODE["batch"], heads=DECODE["heads"],
@@ -543,10 +561,11 @@ def interleave(impls, lengths, rounds, baseline=None, one_thread=False):
     for length in lengths:
         variants = []
         for impl in impls:
-            # rpe_decode: the decode shapes, Lq in DECODE_LQ against
-            # Lk = length.
-            builds = [(impl, impl, None)] if impl != "rpe_decode" else \
-                [("rpe_decode_q%d" % lq, "rpe_none", (lq, length))
+            # rpe_decode and rpe_t5_decode: the decode shapes, Lq in
+            # DECODE_LQ against Lk = length.
+            decode = {"rpe_decode": "rpe_none", "rpe_t5_decode": "rpe_t5"}
+            builds = [(impl, impl, None)] if impl not in decode else \
+                [("%s_q%d" % (impl, lq), decode[impl], (lq, length))
                  for lq in DECODE_LQ]
             for name, kind, dec in builds:
                 variants.append((name, _build(kind, length, dec)[0]))
@@ -568,7 +587,8 @@ def interleave(impls, lengths, rounds, baseline=None, one_thread=False):
             row = {"L": length, "variant": name,
                    "min_ms": 1e3 * min(times[name]),
                    "median_ms": 1e3 * statistics.median(times[name])}
-            refs = {} if impl.startswith("rpe_decode") else \
+            decoded = impl.startswith(("rpe_decode", "rpe_t5_decode"))
+            refs = {} if decoded else \
                 {"over_none": "rpe_none" + ("@" + variant if variant else "")}
             if baseline and not variant:
                 refs["over_base"] = impl + "@base"
