@@ -80,17 +80,18 @@ bool mlir::rpe::isKnownCPU(StringRef cpu) {
   return cpu == "native" || hostSubtarget(cpu) != nullptr;
 }
 
-/// rpe-vectorize-contractions' options from the pipeline's.
-static rpe::RPEVectorizeContractionsPassOptions
+/// rpe-vectorize-contractions' options from the pipeline's (its cache
+/// blocks keep their defaults).
+static rpe::VectorizeContractionsOptions
 resolveContractionOptions(const rpe::CPUPipelineOptions &options) {
   rpe::VectorizeAttentionOptions v = rpe::resolveVectorizeOptions(options);
-  rpe::RPEVectorizeContractionsPassOptions contractions;
+  rpe::VectorizeContractionsOptions contractions;
   contractions.vectorWidth = v.vectorWidth;
   contractions.tileM = options.matmulTileM;
   // 16 registers without AVX-512: 6 × 2 accumulators; 32 with it: 6 × 4.
   contractions.tileN = options.matmulTileN > 0 ? options.matmulTileN
                                                : (v.vectorWidth >= 16 ? 4 : 2);
-  contractions.fma = v.useFMA;
+  contractions.useFMA = v.useFMA;
   return contractions;
 }
 
@@ -148,13 +149,8 @@ LogicalResult mlir::rpe::verifyCPUPipelineOptions(
                          message);
           })))
     return failure();
-  RPEVectorizeContractionsPassOptions c = resolveContractionOptions(options);
-  VectorizeContractionsOptions contractions;
-  contractions.vectorWidth = c.vectorWidth;
-  contractions.tileM = c.tileM;
-  contractions.tileN = c.tileN;
   return checkVectorizeContractionsOptions(
-      contractions, [&](const Twine &message) {
+      resolveContractionOptions(options), [&](const Twine &message) {
         return error("rpe-cpu-pipeline: rpe-vectorize-contractions: " +
                      message);
       });
@@ -344,8 +340,15 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
   // Matmuls and other contractions on buffers (projections, MLPs, position
   // tables): register-blocked vector kernels.
   if (options.vectorize) {
-    pm.addPass(
-        createRPEVectorizeContractionsPass(resolveContractionOptions(options)));
+    VectorizeContractionsOptions c = resolveContractionOptions(options);
+    RPEVectorizeContractionsPassOptions contractions;
+    contractions.vectorWidth = c.vectorWidth;
+    contractions.tileM = c.tileM;
+    contractions.tileN = c.tileN;
+    contractions.blockK = c.blockK;
+    contractions.blockN = c.blockN;
+    contractions.fma = c.useFMA;
+    pm.addPass(createRPEVectorizeContractionsPass(contractions));
     // Transposes (the gather trick's position tables, in every call):
     // register blocks instead of one strided scalar per element.
     RPEVectorizeTransposesPassOptions transposes;

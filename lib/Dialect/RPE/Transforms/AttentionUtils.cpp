@@ -262,6 +262,11 @@ int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
   auto clampDiagonal = [&](OpBuilder &b, Location l, Value r) -> Value {
     return lastDiagonal ? arith::MinSIOp::create(b, l, r, lastDiagonal) : r;
   };
+  // A bucket is below its number of buckets: stored as i32 when that fits.
+  auto fitsI32 = [](BucketOp bucket) {
+    return bucket.getBucketing().getNumBuckets() <=
+           std::numeric_limits<int32_t>::max();
+  };
   // With `shareBuckets`, per-head tables read their buckets from a table of
   // their own, computed once per diagonal (a T5 bucket's logarithm once, not
   // once per head).
@@ -270,8 +275,7 @@ int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
     Value &table = bucketTables[bucket];
     if (table)
       return table;
-    bool fits = bucket.getBucketing().getNumBuckets() <=
-                std::numeric_limits<int32_t>::max();
+    bool fits = fitsI32(bucket);
     Type type = fits ? Type(rewriter.getI32Type()) : rewriter.getIndexType();
     Value init = emptyTensor(rewriter, loc,
                              {indexConst(rewriter, loc, 1), length}, type);
@@ -306,12 +310,9 @@ int64_t hoistTerms(RewriterBase &rewriter, AttentionOp op, int64_t padding,
     bool perHead = llvm::any_of(slice, [&](Operation *o) {
       return llvm::is_contained(o->getOperands(), hArg);
     });
-    // A bucket is below its number of buckets: with `narrowedTables`, stored
-    // as i32 when that fits.
+    // With `narrowedTables`, a bucket is stored as i32 when that fits.
     auto bucket = root.getDefiningOp<BucketOp>();
-    bool narrow = narrowedTables && bucket &&
-                  bucket.getBucketing().getNumBuckets() <=
-                      std::numeric_limits<int32_t>::max();
+    bool narrow = narrowedTables && bucket && fitsI32(bucket);
     Type entryType = narrow ? rewriter.getI32Type() : root.getType();
     // table[h, r] = root at h and i - j = r - shift.
     rewriter.setInsertionPoint(op);
