@@ -31,6 +31,7 @@ import ctypes
 import functools
 import hashlib
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -70,12 +71,13 @@ _descriptor_types = {}
 
 
 def _descriptor(element, rank):
-    """ctypes struct of a memref descriptor (MLIR's C interface layout)."""
+    """ctypes struct of a memref descriptor (MLIR's C interface layout).
+    The two pointers are c_void_p: they read as ints (None when null) and
+    take ints, with no ctypes pointer objects per call."""
     key = (element, rank)
     if key not in _descriptor_types:
-        pointer = ctypes.POINTER(_C_ELEMENT[element])
-        fields = [("allocated", pointer), ("aligned", pointer),
-                  ("offset", ctypes.c_int64)]
+        fields = [("allocated", ctypes.c_void_p),
+                  ("aligned", ctypes.c_void_p), ("offset", ctypes.c_int64)]
         if rank:
             fields += [("sizes", ctypes.c_int64 * rank),
                        ("strides", ctypes.c_int64 * rank)]
@@ -83,6 +85,15 @@ def _descriptor(element, rank):
             "MemRef_%s_%dd" % (element, rank), (ctypes.Structure,),
             {"_fields_": fields})
     return _descriptor_types[key]
+
+
+def _row_major(shape):
+    """The strides, in elements, of a row-major array of `shape`."""
+    strides, n = [], 1
+    for size in reversed(shape):
+        strides.append(n)
+        n *= size
+    return tuple(reversed(strides))
 
 
 def _to_bf16_bits(array):
@@ -112,6 +123,17 @@ class _Type:
             self.shape = None
         self.supported = (self.element in _C_ELEMENT if self.kind == "tensor"
                           else self.element in _SCALARS)
+        if self.kind == "tensor" and self.supported:
+            # What a call needs of it, once.
+            self.dtype = np.dtype(_NUMPY[self.element])
+            self.descriptor = _descriptor(self.element, len(self.shape))
+
+    def fits(self, shape):
+        """Whether an array of `shape` has this tensor type's rank and
+        static sizes."""
+        return len(shape) == len(self.shape) and all(
+            want is None or want == got
+            for want, got in zip(self.shape, shape))
 
     def __str__(self):
         if self.kind != "tensor":
@@ -182,6 +204,12 @@ class Function:
         return _SCALARS[t.element]
 
     def _convert_argument(self, index, t, value, keep):
+        if t.kind == "tensor" and type(value) is np.ndarray \
+                and t.element != "bf16" and value.dtype == t.dtype \
+                and value.flags.c_contiguous and t.fits(value.shape):
+            # The common case, without the checks' strings: a C-contiguous
+            # array of the right dtype and shape.
+            return self._descriptor_of(t, value, keep)
         where = "%s: argument %d (%s)" % (self.name, index, t)
         if t.kind == "scalar":
             if isinstance(value, np.ndarray) and value.ndim > 0:
@@ -218,17 +246,20 @@ class Function:
                 raise TypeError("%s expects dtype %s, got %s"
                                 % (where, want, value.dtype))
             value = np.ascontiguousarray(value)
+        return self._descriptor_of(t, value, keep)
+
+    @staticmethod
+    def _descriptor_of(t, value, keep):
+        """The address of a descriptor of the C-contiguous array `value`;
+        `value` and the descriptor go to `keep`, in that order."""
         keep.append(value)
-        desc = _descriptor(t.element, value.ndim)()
-        pointer = value.ctypes.data_as(ctypes.POINTER(_C_ELEMENT[t.element]))
-        desc.allocated = pointer
-        desc.aligned = pointer
-        desc.offset = 0
+        pointer = value.ctypes.data
         if value.ndim:
             itemsize = value.itemsize
-            for d in range(value.ndim):
-                desc.sizes[d] = value.shape[d]
-                desc.strides[d] = value.strides[d] // itemsize
+            desc = t.descriptor(pointer, pointer, 0, value.shape,
+                                tuple(st // itemsize for st in value.strides))
+        else:
+            desc = t.descriptor(pointer, pointer, 0)
         keep.append(desc)
         return ctypes.addressof(desc)
 
@@ -251,8 +282,8 @@ class Function:
         c_args = [self._convert_argument(i, t, v, keep)
                   for i, (t, v) in enumerate(zip(self.arguments, args))]
         self._check_sizes(c_args)
-        input_buffers = {ctypes.cast(d.allocated, ctypes.c_void_p).value
-                         for d in keep if isinstance(d, ctypes.Structure)}
+        input_buffers = {d.allocated for d in keep
+                         if isinstance(d, ctypes.Structure)}
         if self._result_struct is None:
             value = self._symbol(*c_args)
             return value if self.results else None
@@ -265,7 +296,7 @@ class Function:
             if t.kind == "scalar":
                 outputs.append(field)
                 continue
-            address = ctypes.cast(field.allocated, ctypes.c_void_p).value
+            address = field.allocated
             if not address or address in input_buffers or t.element == "bf16":
                 # Not ours to keep (an input, or converted): copy it out.
                 outputs.append(self._to_numpy(t, field, copy=True))
@@ -308,11 +339,8 @@ class Function:
                 n > 1 and st != e for n, st, e in zip(shape, strides, dense)):
             raise ValueError("%s: device arrays must be C-contiguous, got "
                              "strides %s" % (where, tuple(strides)))
-        desc = _descriptor(t.element, len(shape))()
-        pointer = ctypes.cast(ctypes.c_void_p(iface["data"][0]),
-                              type(desc.allocated))
-        desc.allocated = pointer
-        desc.aligned = pointer
+        desc = t.descriptor()
+        desc.allocated = desc.aligned = iface["data"][0]
         desc.offset = 0
         for d in range(len(shape)):
             desc.sizes[d] = shape[d]
@@ -362,13 +390,9 @@ class Function:
                 array, desc = keep[-2], keep[-1]
                 dev = cuda.to_device(array)
                 copies.append(dev)
-                pointer = ctypes.cast(ctypes.c_void_p(dev),
-                                      type(desc.allocated))
-                desc.allocated = pointer
-                desc.aligned = pointer
+                desc.allocated = desc.aligned = dev
             inputs = set(copies) | {
-                ctypes.cast(d.allocated, ctypes.c_void_p).value
-                for d in keep if isinstance(d, ctypes.Structure)}
+                d.allocated for d in keep if isinstance(d, ctypes.Structure)}
             # The shape check of a GPU module reads key lengths (and other
             # values it checks) on the device.
             self._check_sizes(c_args)
@@ -386,7 +410,7 @@ class Function:
                 if t.kind == "scalar":
                     outputs.append(field)
                     continue
-                address = ctypes.cast(field.allocated, ctypes.c_void_p).value
+                address = field.allocated
                 fresh = address and address not in inputs
                 if on_device and fresh:
                     outputs.append(self._device_array(cuda, t, field, address,
@@ -408,8 +432,7 @@ class Function:
         rank = len(t.shape)
         shape = tuple(desc.sizes[d] for d in range(rank))
         dtype = np.dtype(_NUMPY[t.element])
-        base = ctypes.cast(desc.aligned, ctypes.c_void_p).value \
-            + desc.offset * dtype.itemsize
+        base = desc.aligned + desc.offset * dtype.itemsize
         owner = owners.get(address)
         if owner is None:
             owner = owners[address] = DeviceArray(address, (0,), dtype, cuda,
@@ -438,8 +461,7 @@ class Function:
                    for s, st, e in zip(shape, strides, expected)):
                 raise RuntimeError("result %s has a strided layout %s"
                                    % (t, strides))
-            base = ctypes.cast(desc.aligned, ctypes.c_void_p).value \
-                + desc.offset * dtype.itemsize
+            base = desc.aligned + desc.offset * dtype.itemsize
             cuda.to_host(base, count * dtype.itemsize, out)
         if t.element == "bf16":
             return _from_bf16_bits(out)
@@ -466,21 +488,22 @@ class Function:
     @staticmethod
     def _to_numpy(t, desc, copy=False, owner=None):
         shape, strides, dtype = Function._layout(t, desc)
-        count = int(np.prod(shape)) if shape else 1
-        if count == 0:
+        if math.prod(shape) == 0:
             out = np.empty(shape, dtype=dtype)
         else:
-            base = ctypes.cast(desc.aligned, ctypes.c_void_p).value \
-                + desc.offset * dtype.itemsize
+            base = desc.aligned + desc.offset * dtype.itemsize
             span = 1 + sum((s - 1) * abs(st) for s, st in zip(shape, strides))
             buffer = (ctypes.c_uint8 * (span * dtype.itemsize)).from_address(
                 base)
             if owner is not None:
                 buffer._rpe_owner = owner  # keeps the allocation alive
-            flat = np.ctypeslib.as_array(buffer).view(dtype)
-            out = np.lib.stride_tricks.as_strided(
-                flat, shape=shape,
-                strides=tuple(st * dtype.itemsize for st in strides))
+            flat = np.frombuffer(buffer, dtype=dtype)
+            if strides == _row_major(shape):
+                out = flat.reshape(shape)  # the usual result
+            else:
+                out = np.lib.stride_tricks.as_strided(
+                    flat, shape=shape,
+                    strides=tuple(st * dtype.itemsize for st in strides))
             if copy:
                 out = out.copy()
         if t.element == "bf16":

@@ -151,6 +151,24 @@ def test_non_contiguous_inputs_are_copied(mod):
     np.testing.assert_array_equal(mod.ident(f), f)
 
 
+def test_read_only_and_subclassed_inputs(mod):
+    """Arrays that are not plain writable ndarrays are passed as they
+    are (read) or converted, with the same results."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    frozen = x.copy()
+    frozen.flags.writeable = False
+    np.testing.assert_array_equal(mod.ident(frozen), x)
+
+    class Tagged(np.ndarray):
+        pass
+
+    np.testing.assert_array_equal(mod.ident(x.view(Tagged)), x)
+    # A result is a writable array of its own.
+    out = mod.ident(frozen)
+    out[0, 0] = -1
+    assert frozen[0, 0] == 0
+
+
 def test_bf16_and_f16(mod):
     rng = np.random.default_rng(0)
     x = rng.standard_normal((2, 3, 8)).astype(np.float32)
@@ -172,6 +190,8 @@ def test_bf16_and_f16(mod):
     ((TABLE,), TypeError, "takes 3 arguments"),
     ((TABLE, 1, 2, 3), TypeError, "takes 3 arguments"),
     ((TABLE.astype(np.float64), 1, 2), TypeError, "expects dtype float32"),
+    # float32 in the other byte order is not the float32 the function reads.
+    ((TABLE.astype(">f4"), 1, 2), TypeError, "expects dtype float32"),
     ((TABLE.reshape(10), 1, 2), ValueError, "expects rank 2"),
     ((np.zeros((4, 2), np.float32), 1, 2), ValueError,
      "expects size 5 in dimension 0"),
