@@ -21,6 +21,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/IR/LLVMContext.h"
@@ -240,6 +241,35 @@ static bool isIntegerList(StringRef text, size_t p) {
   return false;
 }
 
+/// The end of the string literal starting at `p` (a `"`), escapes skipped:
+/// the position after its closing quote (the text's end if unterminated).
+static size_t skipString(StringRef text, size_t p) {
+  for (++p; p < text.size() && text[p] != '"'; ++p)
+    if (text[p] == '\\')
+      ++p;
+  return std::min(p + 1, text.size());
+}
+
+/// Whether a `[` list of string literals `]` starts at `p`: `[]`,
+/// `["parallel", "reduction"]`.
+static bool isStringList(StringRef text, size_t p) {
+  size_t n = text.size();
+  if (p >= n || text[p] != '[')
+    return false;
+  p = skipTrivia(text, p + 1);
+  if (p < n && text[p] == ']')
+    return true;
+  while (p < n && text[p] == '"') {
+    p = skipTrivia(text, skipString(text, p));
+    if (p < n && text[p] == ']')
+      return true;
+    if (p >= n || text[p] != ',')
+      return false;
+    p = skipTrivia(text, p + 1);
+  }
+  return false;
+}
+
 /// The deepest bracket nesting rejectKnownParserCrashes lets through. MLIR
 /// 22's parser recurses per level: on an 8 MiB stack it overflowed at 2100
 /// nested regions in generic form (two brackets each), 6300 dictionaries,
@@ -274,10 +304,17 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
   // a dictionary unchecked. `atOpName`: the previous token is the op's name.
   constexpr unsigned kNoHead = ~0u;
   unsigned headDepth = kNoHead;
+  StringRef headOp;
   bool atOpName = false;
   // Attribute aliases defined so far (a use must follow the definition):
   // whether each names a dictionary.
   llvm::StringMap<bool> dictionaryAliases;
+  // The alias whose definition is being read (until its brackets close),
+  // the aliases whose dictionary has an `iterator_types` entry that is not
+  // a list of strings, and whether each array alias is a list of strings.
+  StringRef aliasDefinition;
+  llvm::StringSet<> badIteratorAliases;
+  llvm::StringMap<bool> stringListAliases;
   // Whether the attribute at q is a dictionary: `{`, or an alias of one.
   auto isDictionary = [&](size_t q) {
     if (q < n && text[q] == '{')
@@ -293,10 +330,7 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
     char c = text[p];
     if (c == '"') { // a string literal, with escapes
       atOpName = false;
-      for (++p; p < n && text[p] != '"'; ++p)
-        if (text[p] == '\\')
-          ++p;
-      ++p;
+      p = skipString(text, p);
       continue;
     }
     if (!isIdentifierChar(c)) {
@@ -325,7 +359,8 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
                             << " deep: MLIR 22's parser recurses per level and "
                                "would overflow the stack";
       } else if ((c == ')' || c == ']' || c == '}' || c == '>') && depth > 0) {
-        --depth;
+        if (--depth == 0)
+          aliasDefinition = StringRef();
       }
       ++p;
       continue;
@@ -338,13 +373,56 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
     atOpName = false;
     if (before == '#' && depth == 0) { // an alias definition?
       size_t q = skipTrivia(text, p);
-      if (q < n && text[q] == '=' && !text.substr(q).starts_with("=="))
-        dictionaryAliases[word] = isDictionary(skipTrivia(text, q + 1));
+      if (q < n && text[q] == '=' && !text.substr(q).starts_with("==")) {
+        size_t value = skipTrivia(text, q + 1);
+        dictionaryAliases[word] = isDictionary(value);
+        if (value < n && text[value] == '[')
+          stringListAliases[word] = isStringList(text, value);
+        aliasDefinition = word;
+      }
     }
+    // linalg.generic's custom parser reads `iterator_types` as strings
+    // (getAsValueRange<StringAttr>, unchecked casts): any other element
+    // crashes it. Its trait dictionary is the head's first attribute,
+    // written out or an alias.
+    bool inGenericHead = headOp == "linalg.generic" && headDepth != kNoHead;
+    if (word == "iterator_types" && before != '#' &&
+        (inGenericHead || !aliasDefinition.empty())) {
+      size_t q = skipTrivia(text, p);
+      if (q < n && text[q] == '=' && !text.substr(q).starts_with("==")) {
+        // Anything but an array (written out or an alias) is an error the
+        // parser reports.
+        size_t value = skipTrivia(text, q + 1);
+        bool strings =
+            value >= n || text[value] != '[' || isStringList(text, value);
+        if (value < n && text[value] == '#') {
+          size_t end = value + 1;
+          while (end < n && isIdentifierChar(text[end]))
+            ++end;
+          auto alias = stringListAliases.find(text.slice(value + 1, end));
+          strings = alias == stringListAliases.end() || alias->second;
+        }
+        if (!strings && inGenericHead)
+          return errorAt(start)
+                 << "expected 'iterator_types = [' strings ']' in a "
+                    "custom-form linalg.generic (MLIR 22's parser crashes on "
+                    "any other element)";
+        if (!strings)
+          badIteratorAliases.insert(aliasDefinition);
+      }
+    }
+    if (before == '#' && inGenericHead && depth == headDepth &&
+        badIteratorAliases.contains(word))
+      return errorAt(start - 1)
+             << "expected 'iterator_types = [' strings ']' in the trait #"
+             << word
+             << " of a custom-form linalg.generic (MLIR 22's parser crashes "
+                "on any other element)";
     if (depth == headDepth && (word == "ins" || word == "outs"))
       headDepth = kNoHead;
     if (word.starts_with("linalg.") && before != '#' && before != '!') {
       headDepth = depth;
+      headOp = word;
       atOpName = true;
     }
     if (word == "linalg.transpose" || word == "linalg.broadcast" ||

@@ -348,10 +348,17 @@ def test_temporary_directory_is_removed(tmp_path, monkeypatch):
      "dense arrays of 'index'.*not supported"),
     ("linalg.matmul<[32, 1]>>", "<rpe.compile>:2:16: error: expected a dictionary "
      r"of properties \('<\{\.\.\.\}>'\)"),
+    ("%e = tensor.empty() : tensor<4xf32>\n  %g = linalg.generic "
+     "{indexing_maps = [affine_map<(d) -> (d)>], iterator_types = [1]} "
+     "outs(%e : tensor<4xf32>) {\n  ^bb0(%x: f32):\n    linalg.yield %x : "
+     "f32\n  } -> tensor<4xf32>",
+     r"<rpe.compile>:3:66: error: expected 'iterator_types = \[' strings"),
 ])
 def test_text_the_upstream_parser_crashes_on_is_rejected(line, message):
-    """MLIR 22's parser crashes on array<index: ...> and on properties of a
-    custom-form linalg op that are not a dictionary; rpe reports them."""
+    """MLIR 22's parser crashes on array<index: ...>, on properties of a
+    custom-form linalg op that are not a dictionary and on a custom-form
+    linalg.generic whose iterator_types are not strings; rpe reports
+    them."""
     text = "func.func @f() {\n  " + line + "\n  return\n}\n"
     with pytest.raises(rpe.CompileError, match=message):
         rpe.compile(text)

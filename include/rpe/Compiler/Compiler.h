@@ -84,7 +84,10 @@ LogicalResult checkOptions(const CompileOptions &options, Location loc);
 /// stores the null attribute of a failed parse), properties other than a
 /// dictionary (or an alias of one) in the head of a custom-form linalg op
 /// (`linalg.matmul <[1]>`: parseCommonStructuredOpParts casts them to a
-/// DictionaryAttr unchecked), and brackets (`(`, `[`,
+/// DictionaryAttr unchecked), an `iterator_types` entry of a custom-form
+/// `linalg.generic`'s trait (written out or an alias) that is not a list of
+/// strings (its parser casts every element to a StringAttr unchecked), and
+/// brackets (`(`, `[`,
 /// `{`, `<`) nested more than 1000 deep (the parser recurses per level and
 /// overflows the stack a few thousand levels down). Call it before parsing
 /// `text` (named `bufferName`).

@@ -1,0 +1,9 @@
+#map = affine_map<(d0) -> (d0)>
+#trait = {indexing_maps = [#map], iterator_types = [#linalg.iterator_type<parallel>]}
+func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = linalg.generic #trait outs(%a : tensor<4xf32>) {
+  ^bb0(%x: f32):
+    linalg.yield %x : f32
+  } -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
