@@ -315,16 +315,20 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
   StringRef aliasDefinition;
   llvm::StringSet<> badIteratorAliases;
   llvm::StringMap<bool> stringListAliases;
+  // The name of the alias used at q (a `#`).
+  auto aliasAt = [&](size_t q) {
+    size_t end = q + 1;
+    while (end < n && isIdentifierChar(text[end]))
+      ++end;
+    return text.slice(q + 1, end);
+  };
   // Whether the attribute at q is a dictionary: `{`, or an alias of one.
   auto isDictionary = [&](size_t q) {
     if (q < n && text[q] == '{')
       return true;
     if (q >= n || text[q] != '#')
       return false;
-    size_t end = q + 1;
-    while (end < n && isIdentifierChar(text[end]))
-      ++end;
-    return dictionaryAliases.lookup(text.slice(q + 1, end));
+    return dictionaryAliases.lookup(aliasAt(q));
   };
   for (size_t p = skipTrivia(text, 0); p < n; p = skipTrivia(text, p)) {
     char c = text[p];
@@ -378,6 +382,14 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
         dictionaryAliases[word] = isDictionary(value);
         if (value < n && text[value] == '[')
           stringListAliases[word] = isStringList(text, value);
+        if (value < n && text[value] == '#') { // an alias of an alias
+          StringRef other = aliasAt(value);
+          if (auto it = stringListAliases.find(other);
+              it != stringListAliases.end())
+            stringListAliases[word] = it->second;
+          if (badIteratorAliases.contains(other))
+            badIteratorAliases.insert(word);
+        }
         aliasDefinition = word;
       }
     }
@@ -396,10 +408,7 @@ LogicalResult mlir::rpe::rejectKnownParserCrashes(StringRef text,
         bool strings =
             value >= n || text[value] != '[' || isStringList(text, value);
         if (value < n && text[value] == '#') {
-          size_t end = value + 1;
-          while (end < n && isIdentifierChar(text[end]))
-            ++end;
-          auto alias = stringListAliases.find(text.slice(value + 1, end));
+          auto alias = stringListAliases.find(aliasAt(value));
           strings = alias == stringListAliases.end() || alias->second;
         }
         if (!strings && inGenericHead)

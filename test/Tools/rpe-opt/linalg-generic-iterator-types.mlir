@@ -11,6 +11,9 @@
 // INTEGER: linalg-generic-iterator-types-integer.mlir:2:171: error: expected 'iterator_types = [' strings ']' in a custom-form linalg.generic (MLIR 22's parser crashes on any other element)
 // TRAIT: linalg-generic-iterator-trait-alias.mlir:4:23: error: expected 'iterator_types = [' strings ']' in the trait #trait of a custom-form linalg.generic
 // LIST: linalg-generic-iterator-list-alias.mlir:4:48: error: expected 'iterator_types = [' strings ']' in a custom-form linalg.generic
+// Aliases of aliases carry what the scan found in the first.
+// RUN: not rpe-opt %S/Inputs/linalg-generic-iterator-alias-chain.mlir 2>&1 | FileCheck %s --check-prefix=CHAIN --implicit-check-not="Stack dump"
+// CHAIN: linalg-generic-iterator-alias-chain.mlir:7:23: error: expected 'iterator_types = [' strings ']' in the trait #trait2 of a custom-form linalg.generic
 // A value that is not an array is left to the parser, which reports it.
 // RUN: not rpe-opt %S/Inputs/linalg-generic-iterator-not-array.mlir 2>&1 | FileCheck %s --check-prefix=NOTARRAY --implicit-check-not="Stack dump"
 // NOTARRAY-NOT: strings
