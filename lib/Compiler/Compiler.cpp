@@ -212,9 +212,20 @@ static bool fitsInt64(StringRef digits, bool negative) {
          (digits.size() == limit.size() && digits <= limit);
 }
 
-/// Whether a well-formed `[` integer list `]` starts at `p` (MLIR's
-/// DenseI64ArrayAttr syntax): `[]`, `[1]`, `[0, -2, 3]`, each an int64.
-static bool isIntegerList(StringRef text, size_t p) {
+/// The end of the string literal starting at `p` (a `"`), escapes skipped:
+/// the position after its closing quote (the text's end if unterminated).
+static size_t skipString(StringRef text, size_t p) {
+  for (++p; p < text.size() && text[p] != '"'; ++p)
+    if (text[p] == '\\')
+      ++p;
+  return std::min(p + 1, text.size());
+}
+
+/// Whether a well-formed `[` list `]` of what `element` reads starts at `p`:
+/// `element(q)` is the position after the element at q (q inside the text),
+/// or npos when none starts there.
+static bool isList(StringRef text, size_t p,
+                   function_ref<size_t(size_t)> element) {
   size_t n = text.size();
   if (p >= n || text[p] != '[')
     return false;
@@ -222,14 +233,8 @@ static bool isIntegerList(StringRef text, size_t p) {
   if (p < n && text[p] == ']')
     return true;
   while (p < n) {
-    bool negative = text[p] == '-';
-    if (negative)
-      p = skipTrivia(text, p + 1);
-    size_t digits = p;
-    while (p < n && llvm::isDigit(text[p]))
-      ++p;
-    if (p == digits || (p < n && isIdentifierChar(text[p])) ||
-        !fitsInt64(text.slice(digits, p), negative))
+    p = element(p);
+    if (p == StringRef::npos)
       return false;
     p = skipTrivia(text, p);
     if (p < n && text[p] == ']')
@@ -241,33 +246,30 @@ static bool isIntegerList(StringRef text, size_t p) {
   return false;
 }
 
-/// The end of the string literal starting at `p` (a `"`), escapes skipped:
-/// the position after its closing quote (the text's end if unterminated).
-static size_t skipString(StringRef text, size_t p) {
-  for (++p; p < text.size() && text[p] != '"'; ++p)
-    if (text[p] == '\\')
-      ++p;
-  return std::min(p + 1, text.size());
+/// Whether a well-formed `[` integer list `]` starts at `p` (MLIR's
+/// DenseI64ArrayAttr syntax): `[]`, `[1]`, `[0, -2, 3]`, each an int64.
+static bool isIntegerList(StringRef text, size_t p) {
+  return isList(text, p, [&](size_t q) -> size_t {
+    size_t n = text.size();
+    bool negative = text[q] == '-';
+    if (negative)
+      q = skipTrivia(text, q + 1);
+    size_t digits = q;
+    while (q < n && llvm::isDigit(text[q]))
+      ++q;
+    if (q == digits || (q < n && isIdentifierChar(text[q])) ||
+        !fitsInt64(text.slice(digits, q), negative))
+      return StringRef::npos;
+    return q;
+  });
 }
 
 /// Whether a `[` list of string literals `]` starts at `p`: `[]`,
 /// `["parallel", "reduction"]`.
 static bool isStringList(StringRef text, size_t p) {
-  size_t n = text.size();
-  if (p >= n || text[p] != '[')
-    return false;
-  p = skipTrivia(text, p + 1);
-  if (p < n && text[p] == ']')
-    return true;
-  while (p < n && text[p] == '"') {
-    p = skipTrivia(text, skipString(text, p));
-    if (p < n && text[p] == ']')
-      return true;
-    if (p >= n || text[p] != ',')
-      return false;
-    p = skipTrivia(text, p + 1);
-  }
-  return false;
+  return isList(text, p, [&](size_t q) {
+    return text[q] == '"' ? skipString(text, q) : StringRef::npos;
+  });
 }
 
 /// The deepest bracket nesting rejectKnownParserCrashes lets through. MLIR
