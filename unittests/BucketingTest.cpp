@@ -136,7 +136,11 @@ TEST_F(BucketingTest, ToeplitzSchemesMatchReferences) {
 TEST_F(BucketingTest, ToeplitzIRBuilderMatchesReferences) {
   for (const ToeplitzCase &c : kToeplitzCases) {
     BucketingAttrInterface attr = make(c);
-    for (size_t k = 0; k < kDistances.size(); k += 7) {
+    // T5 at every distance: its IR compares a with the distances where the
+    // bucket steps up, found at build time, so an off-by-one step shows
+    // only at that distance.
+    size_t stride = c.scheme == Scheme::T5 ? 1 : 7;
+    for (size_t k = 0; k < kDistances.size(); k += stride) {
       int64_t r = kDistances[k];
       int64_t base = r < 0 ? -r : 0;
       EXPECT_EQ(buildAndFold(attr, base + r, base), c.buckets[k])
@@ -160,6 +164,23 @@ TEST_F(BucketingTest, WindowMatchesSwinIndex) {
           EXPECT_EQ(buildAndFold(attr, t, s), c.index[t * tokens + s]);
         }
       }
+  }
+}
+
+// A T5 max_distance too far to scan for the steps (more than 8192
+// distances) keeps the logarithm in the IR; it buckets as the formula does.
+TEST_F(BucketingTest, FarT5KeepsTheLogarithm) {
+  auto t5 = T5BucketingAttr::get(&ctx, 32, 100000, true);
+  // Hugging Face's f32 formula with e = 8, ln(M / e) = ln(12500):
+  // a = 100: 8 + trunc(ln(12.5) / ln(12500) * 8) = 8 + 2 = 10;
+  // a = 5000: 8 + trunc(ln(625) / ln(12500) * 8) = 8 + 5 = 13;
+  // a = 10^6: capped at 15. Offset 16 for j > i.
+  EXPECT_EQ(t5.bucket(100, 0), 10);
+  EXPECT_EQ(t5.bucket(0, 5000), 16 + 13);
+  EXPECT_EQ(t5.bucket(1000000, 0), 15);
+  for (int64_t r : {0, 7, 8, 9, 100, 101, 5000, 99999, 100000, 1000000}) {
+    EXPECT_EQ(buildAndFold(t5, r, 0), t5.bucket(r, 0)) << "r=" << r;
+    EXPECT_EQ(buildAndFold(t5, 0, r), t5.bucket(0, r)) << "r=" << -r;
   }
 }
 

@@ -31,9 +31,11 @@
 // CHECK-SAME: passthrough = ["noinline"]
 // CHECK-SAME: sym_visibility = "private"
 // CHECK: llvm.call @malloc
-// Bucket logarithms stay exact (libm); the kernel's exp is a polynomial
-// (2^n from the shifted sum's bits).
-// CHECK: llvm.intr.log
+// T5's buckets are compares (no logarithm); the kernel's exp is a
+// polynomial (2^n from the shifted sum's bits).
+// CHECK-NOT: llvm.intr.log
+// CHECK: llvm.icmp "sge" %{{.*}}, %{{.*}} : i64
+// CHECK-NOT: llvm.intr.log
 // CHECK: llvm.shl %{{.*}} : vector<{{[0-9]+}}xi32>
 // CHECK-NOT: llvm.intr.exp
 // CHECK-NOT: @_mlir_ciface___rpe_attention

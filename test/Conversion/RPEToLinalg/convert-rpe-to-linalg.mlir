@@ -22,17 +22,48 @@ func.func @bucket(%i: index, %j: index) -> index {
 
 // -----
 
-// The T5 bucket computes in f32, as Hugging Face does; its logarithm is the
+// The T5 bucket of a distance a = |j - i| (offset 16 for j > i): a below 8;
+// past that Hugging Face's f32 formula steps up at 12, 16, 23, 32, 46, 64
+// and 91 (15 from there on), compares and selects with no logarithm.
+// CHECK-LABEL: func.func @bucket_t5
+// CHECK-NOT: math.log
+// CHECK: %[[OFF:.*]] = arith.select %{{.*}}, %c16, %{{.*}} : index
+// CHECK: %[[A:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : index
+// CHECK: %[[S12:.*]] = arith.cmpi sge, %[[A]], %c12 : index
+// CHECK-NEXT: %[[L9:.*]] = arith.select %[[S12]], %c9, %{{.*}} : index
+// CHECK: %[[S16:.*]] = arith.cmpi sge, %[[A]], %{{.*}} : index
+// CHECK-NEXT: %[[L10:.*]] = arith.select %[[S16]], %c10, %[[L9]] : index
+// CHECK: arith.cmpi sge, %[[A]], %c23 : index
+// CHECK: arith.cmpi sge, %[[A]], %c32 : index
+// CHECK: arith.cmpi sge, %[[A]], %c46 : index
+// CHECK: arith.cmpi sge, %[[A]], %c64 : index
+// CHECK: %[[S91:.*]] = arith.cmpi sge, %[[A]], %c91 : index
+// CHECK-NEXT: %[[L15:.*]] = arith.select %[[S91]], %c15, %{{.*}} : index
+// CHECK-NEXT: %[[EXACT:.*]] = arith.cmpi slt, %[[A]], %c8 : index
+// CHECK-NEXT: %[[BK:.*]] = arith.select %[[EXACT]], %[[A]], %[[L15]] : index
+// CHECK-NEXT: %[[R:.*]] = arith.addi %[[OFF]], %[[BK]] : index
+// CHECK-NEXT: return %[[R]]
+func.func @bucket_t5(%i: index, %j: index) -> index {
+  %0 = rpe.bucket %i, %j by t5<num_buckets = 32, max_distance = 128, bidirectional = true>
+  return %0 : index
+}
+
+// -----
+
+// A max_distance too far for the steps (more than 8192 distances to scan)
+// computes the formula in f32, as Hugging Face does; its logarithm is the
 // correctly rounded f32 one (the f64 log rounded: a target's f32 log may be
 // an ulp off, CUDA's is).
-// CHECK-LABEL: func.func @bucket_t5
+// CHECK-LABEL: func.func @bucket_t5_far
 // CHECK: arith.sitofp %{{.*}} : i64 to f32
 // CHECK: %[[W:.*]] = arith.extf %{{.*}} : f32 to f64
 // CHECK: %[[L:.*]] = math.log %[[W]] : f64
 // CHECK: arith.truncf %[[L]] : f64 to f32
 // CHECK: arith.fptosi %{{.*}} : f32 to i64
-func.func @bucket_t5(%i: index, %j: index) -> index {
-  %0 = rpe.bucket %i, %j by t5<num_buckets = 32, max_distance = 128, bidirectional = true>
+// CHECK-NOT: arith.cmpi sge
+// CHECK: return
+func.func @bucket_t5_far(%i: index, %j: index) -> index {
+  %0 = rpe.bucket %i, %j by t5<num_buckets = 32, max_distance = 100000, bidirectional = true>
   return %0 : index
 }
 

@@ -172,15 +172,32 @@ func.func @odd_head_dims(%q: tensor<1x2x?x12xf32>, %k: tensor<1x2x?x12xf32>, %v:
 
 // A Toeplitz lookup reads a contiguous vector of a padded diagonal (Lq + Lk -
 // 1 + tile-q entries per head, built once from the buckets of a diagonal
-// table of their own: the bucket logarithm once per diagonal, not per head);
-// key_lengths and causal bound the key loop; causal keys are masked with a
-// lane comparison (i32 lanes against key - first row position), only in
-// key blocks whose last key lies past the tile's first row position: the
-// others (every row sees every key) take the branch without the mask.
+// table of their own, not per head). T5's buckets need no logarithm: past
+// the exact distances (below 8) the bucket steps up at the distances where
+// Hugging Face's formula does (12, 16, 23, 32, 46, 64, 91; 15 from 91 on),
+// compares and selects. key_lengths and causal bound the key loop; causal
+// keys are masked with a lane comparison (i32 lanes against key - first row
+// position), only in key blocks whose last key lies past the tile's first
+// row position: the others (every row sees every key) take the branch
+// without the mask.
 // CHECK-LABEL: func.func @toeplitz
 // CHECK-SAME: %[[LEN:[a-z0-9]+]]: tensor<1xi32>)
 // CHECK: %[[BUCKETS:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xi32>)
-// CHECK: math.log
+// CHECK-NOT: math.log
+// CHECK: arith.cmpi sge, %[[A:.*]], %c12 : index
+// CHECK-NEXT: arith.select %{{.*}}, %c9, %c8 : index
+// CHECK-NEXT: arith.cmpi sge, %[[A]], %c16 : index
+// CHECK-NEXT: arith.select %{{.*}}, %c10, %{{.*}} : index
+// CHECK-NEXT: arith.cmpi sge, %[[A]], %c23 : index
+// CHECK-NEXT: arith.select %{{.*}}, %c11, %{{.*}} : index
+// CHECK-NEXT: arith.cmpi sge, %[[A]], %c32 : index
+// CHECK-NEXT: arith.select %{{.*}}, %c12, %{{.*}} : index
+// CHECK-NEXT: arith.cmpi sge, %[[A]], %c46 : index
+// CHECK-NEXT: arith.select %{{.*}}, %c13, %{{.*}} : index
+// CHECK-NEXT: arith.cmpi sge, %[[A]], %c64 : index
+// CHECK-NEXT: arith.select %{{.*}}, %c14, %{{.*}} : index
+// CHECK-NEXT: arith.cmpi sge, %[[A]], %c91 : index
+// CHECK-NEXT: arith.select %{{.*}}, %c15, %{{.*}} : index
 // CHECK: %[[DIAG:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<?x?xf32>)
 // CHECK-NOT: math.log
 // CHECK: tensor.extract %[[BUCKETS]][%{{.*}}, %{{.*}}] : tensor<?x?xi32>

@@ -229,6 +229,42 @@ static T5Params getT5Params(T5BucketingAttr attr) {
   return {half, exact, logRatio, static_cast<float>(half - exact)};
 }
 
+/// The bucket of a distance a >= e beyond the exact ones (without the
+/// direction's offset).
+static int64_t t5LargeBucket(const T5Params &p, int64_t a) {
+  float v = correctLogF32(static_cast<float>(a) / static_cast<float>(p.exact)) /
+            p.logRatio * p.logBuckets;
+  v = std::min(v, static_cast<float>(p.half));
+  return std::min(p.exact + static_cast<int64_t>(v), p.half - 1);
+}
+
+/// The large buckets as steps: t5LargeBucket(a) is the value of the last
+/// step at or below a (e below the first), {a, value} in increasing order.
+/// The function is non-decreasing in a (each of its operations is
+/// monotonic), and capped at N' - 1: once it reaches that at a = M it stays
+/// there. Empty (the logarithm instead) when it does not reach it by M, or
+/// for more than kMaxT5Steps steps or M - e above kMaxT5Scan.
+static SmallVector<std::pair<int64_t, int64_t>>
+t5LargeBucketSteps(const T5Params &p, int64_t maxDistance) {
+  constexpr int64_t kMaxT5Steps = 32, kMaxT5Scan = 8192;
+  SmallVector<std::pair<int64_t, int64_t>> steps;
+  if (maxDistance - p.exact > kMaxT5Scan)
+    return {};
+  int64_t last = t5LargeBucket(p, p.exact);
+  for (int64_t a = p.exact + 1; a <= maxDistance; ++a) {
+    int64_t value = t5LargeBucket(p, a);
+    if (value == last)
+      continue;
+    if (value < last || steps.size() == kMaxT5Steps)
+      return {};
+    steps.push_back({a, value});
+    last = value;
+  }
+  if (last != p.half - 1)
+    return {};
+  return steps;
+}
+
 int64_t T5BucketingAttr::bucket(int64_t i, int64_t j) const {
   T5Params p = getT5Params(*this);
   int64_t n = diff(j, i);
@@ -241,11 +277,7 @@ int64_t T5BucketingAttr::bucket(int64_t i, int64_t j) const {
   }
   if (a < p.exact)
     return offset + a;
-  float v = correctLogF32(static_cast<float>(a) / static_cast<float>(p.exact)) /
-            p.logRatio * p.logBuckets;
-  v = std::min(v, static_cast<float>(p.half));
-  int64_t large = std::min(p.exact + static_cast<int64_t>(v), p.half - 1);
-  return offset + large;
+  return offset + t5LargeBucket(p, a);
 }
 
 Value T5BucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
@@ -263,14 +295,27 @@ Value T5BucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
     a = ab.max(ab.sub(zero, n), zero);
   }
   Value exact = ab.idx(p.exact);
-  // The log branch is evaluated for every a; max(a, e) keeps it finite.
-  Value af = ab.toF32(ab.max(a, exact));
-  Value v =
-      ab.mulf(ab.divf(ab.log(ab.divf(af, ab.f32(static_cast<float>(p.exact)))),
-                      ab.f32(p.logRatio)),
-              ab.f32(p.logBuckets));
-  v = ab.minf(v, ab.f32(static_cast<float>(p.half)));
-  Value large = ab.min(ab.add(exact, ab.toIndex(v)), ab.idx(p.half - 1));
+  Value large;
+  SmallVector<std::pair<int64_t, int64_t>> steps =
+      t5LargeBucketSteps(p, getMaxDistance());
+  if (!steps.empty()) {
+    // Compares with the distances where the bucket steps up (found by
+    // evaluating t5LargeBucket at build time): no logarithm per element,
+    // and the same buckets.
+    large = ab.idx(t5LargeBucket(p, p.exact));
+    for (auto [from, value] : steps)
+      large = ab.select(ab.cmp(arith::CmpIPredicate::sge, a, ab.idx(from)),
+                        ab.idx(value), large);
+  } else {
+    // The log branch is evaluated for every a; max(a, e) keeps it finite.
+    Value af = ab.toF32(ab.max(a, exact));
+    Value v = ab.mulf(
+        ab.divf(ab.log(ab.divf(af, ab.f32(static_cast<float>(p.exact)))),
+                ab.f32(p.logRatio)),
+        ab.f32(p.logBuckets));
+    v = ab.minf(v, ab.f32(static_cast<float>(p.half)));
+    large = ab.min(ab.add(exact, ab.toIndex(v)), ab.idx(p.half - 1));
+  }
   Value b = ab.select(ab.cmp(arith::CmpIPredicate::slt, a, exact), a, large);
   return offset ? ab.add(offset, b) : b;
 }
