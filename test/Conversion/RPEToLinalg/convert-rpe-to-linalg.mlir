@@ -50,6 +50,20 @@ func.func @bucket_t5(%i: index, %j: index) -> index {
 
 // -----
 
+// With N = 4 (N' = 2, e = 1) every distance from e on has the last bucket:
+// a constant, no step and no logarithm.
+// CHECK-LABEL: func.func @bucket_t5_constant
+// CHECK-NOT: math.log
+// CHECK-NOT: arith.cmpi sge
+// CHECK: %[[EXACT:.*]] = arith.cmpi slt, %[[A:.*]], %c1{{.*}} : index
+// CHECK-NEXT: arith.select %[[EXACT]], %[[A]], %c1{{.*}} : index
+func.func @bucket_t5_constant(%i: index, %j: index) -> index {
+  %0 = rpe.bucket %i, %j by t5<num_buckets = 4, max_distance = 3, bidirectional = true>
+  return %0 : index
+}
+
+// -----
+
 // A max_distance too far for the steps (more than 8192 distances to scan)
 // computes the formula in f32, as Hugging Face does; its logarithm is the
 // correctly rounded f32 one (the f64 log rounded: a target's f32 log may be

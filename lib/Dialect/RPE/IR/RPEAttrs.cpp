@@ -16,6 +16,7 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <cmath>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::rpe;
@@ -239,29 +240,30 @@ static int64_t t5LargeBucket(const T5Params &p, int64_t a) {
 }
 
 /// The large buckets as steps: t5LargeBucket(a) is the value of the last
-/// step at or below a (e below the first), {a, value} in increasing order.
-/// The function is non-decreasing in a (each of its operations is
-/// monotonic), and capped at N' - 1: once it reaches that at a = M it stays
-/// there. Empty (the logarithm instead) when it does not reach it by M, or
-/// for more than kMaxT5Steps steps or M - e above kMaxT5Scan.
-static SmallVector<std::pair<int64_t, int64_t>>
+/// step at or below a (t5LargeBucket(e) below the first), {a, value} in
+/// increasing order (none when it is N' - 1 from e on). The function is
+/// non-decreasing in a (each of its operations is monotonic; checked over
+/// the scan) and capped at N' - 1: once it reaches that at a = M it stays
+/// there. std::nullopt (the logarithm instead) when it has not reached it by
+/// M, for more than kMaxT5Steps steps, or M - e above kMaxT5Scan.
+static std::optional<SmallVector<std::pair<int64_t, int64_t>>>
 t5LargeBucketSteps(const T5Params &p, int64_t maxDistance) {
   constexpr int64_t kMaxT5Steps = 32, kMaxT5Scan = 8192;
-  SmallVector<std::pair<int64_t, int64_t>> steps;
   if (maxDistance - p.exact > kMaxT5Scan)
-    return {};
+    return std::nullopt;
+  SmallVector<std::pair<int64_t, int64_t>> steps;
   int64_t last = t5LargeBucket(p, p.exact);
   for (int64_t a = p.exact + 1; a <= maxDistance; ++a) {
     int64_t value = t5LargeBucket(p, a);
     if (value == last)
       continue;
     if (value < last || steps.size() == kMaxT5Steps)
-      return {};
+      return std::nullopt;
     steps.push_back({a, value});
     last = value;
   }
   if (last != p.half - 1)
-    return {};
+    return std::nullopt;
   return steps;
 }
 
@@ -296,14 +298,13 @@ Value T5BucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
   }
   Value exact = ab.idx(p.exact);
   Value large;
-  SmallVector<std::pair<int64_t, int64_t>> steps =
-      t5LargeBucketSteps(p, getMaxDistance());
-  if (!steps.empty()) {
+  if (std::optional<SmallVector<std::pair<int64_t, int64_t>>> steps =
+          t5LargeBucketSteps(p, getMaxDistance())) {
     // Compares with the distances where the bucket steps up (found by
     // evaluating t5LargeBucket at build time): no logarithm per element,
     // and the same buckets.
     large = ab.idx(t5LargeBucket(p, p.exact));
-    for (auto [from, value] : steps)
+    for (auto [from, value] : *steps)
       large = ab.select(ab.cmp(arith::CmpIPredicate::sge, a, ab.idx(from)),
                         ab.idx(value), large);
   } else {
