@@ -60,22 +60,63 @@ struct LowerRelativeBias : OpRewritePattern<RelativeBiasOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     RankedTensorType type = op.getResult().getType();
-    Value init = emptyTensor(rewriter, loc,
-                             mixedSizes(rewriter, type, op.getDynamicSizes()),
-                             type.getElementType());
+    SmallVector<OpFoldResult> sizes =
+        mixedSizes(rewriter, type, op.getDynamicSizes());
+    Value init = emptyTensor(rewriter, loc, sizes, type.getElementType());
     AffineMap id = rewriter.getMultiDimIdentityMap(3);
     BucketingAttrInterface bucketing = op.getBucketing();
     Value table = op.getTable(), qOffset = op.getQOffset();
-    Value result =
-        generic(rewriter, loc, {}, {}, init, id, {kPar, kPar, kPar},
-                [&](OpBuilder &b, Location l, ValueRange) {
-                  SmallVector<Value> idx = loopIndices(b, l, 3);
-                  Value bucket = bucketing.buildBucket(
-                      b, l, buildQueryPosition(b, l, idx[1], qOffset), idx[2]);
-                  Value v = tensor::ExtractOp::create(
-                      b, l, table, ValueRange{bucket, idx[0]});
-                  yieldValue(b, l, v);
-                });
+    if (!bucketing.isToeplitz()) {
+      Value result = generic(
+          rewriter, loc, {}, {}, init, id, {kPar, kPar, kPar},
+          [&](OpBuilder &b, Location l, ValueRange) {
+            SmallVector<Value> idx = loopIndices(b, l, 3);
+            Value bucket = bucketing.buildBucket(
+                b, l, buildQueryPosition(b, l, idx[1], qOffset), idx[2]);
+            Value v = tensor::ExtractOp::create(b, l, table,
+                                                ValueRange{bucket, idx[0]});
+            yieldValue(b, l, v);
+          });
+      rewriter.replaceOp(op, result);
+      return success();
+    }
+    // Toeplitz: the H x (Lq + Lk - 1) diagonals once, diag[h, r] =
+    // table[bucket(d, 0), h] at d = i + q_offset - j = r - (Lk - 1) +
+    // q_offset (the fused kernels' diagonal tables do the same), then
+    // bias[h, i, j] = diag[h, i - j + Lk - 1]: a bucket per diagonal instead
+    // of one per element and head, and rows that read their diagonal
+    // contiguously (backwards).
+    Value lq = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[1]);
+    Value lk = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[2]);
+    Value zero = indexConst(rewriter, loc, 0);
+    Value lastKey =
+        arith::SubIOp::create(rewriter, loc, lk, indexConst(rewriter, loc, 1));
+    // No diagonal without a query or a key.
+    Value length = arith::MaxSIOp::create(
+        rewriter, loc, arith::AddIOp::create(rewriter, loc, lq, lastKey), zero);
+    Value diagInit =
+        emptyTensor(rewriter, loc, {sizes[0], length}, type.getElementType());
+    Value diag = generic(
+        rewriter, loc, {}, {}, diagInit, rewriter.getMultiDimIdentityMap(2),
+        {kPar, kPar}, [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> idx = loopIndices(b, l, 2);
+          Value d = buildQueryPosition(
+              b, l, arith::SubIOp::create(b, l, idx[1], lastKey), qOffset);
+          Value bucket = bucketing.buildBucket(b, l, d, zero);
+          yieldValue(b, l,
+                     tensor::ExtractOp::create(b, l, table,
+                                               ValueRange{bucket, idx[0]}));
+        });
+    Value result = generic(
+        rewriter, loc, {}, {}, init, id, {kPar, kPar, kPar},
+        [&](OpBuilder &b, Location l, ValueRange) {
+          SmallVector<Value> idx = loopIndices(b, l, 3);
+          Value r = arith::AddIOp::create(
+              b, l, arith::SubIOp::create(b, l, idx[1], idx[2]), lastKey);
+          yieldValue(
+              b, l,
+              tensor::ExtractOp::create(b, l, diag, ValueRange{idx[0], r}));
+        });
     rewriter.replaceOp(op, result);
     return success();
   }

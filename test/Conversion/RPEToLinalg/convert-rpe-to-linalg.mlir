@@ -83,25 +83,64 @@ func.func @bucket_t5_far(%i: index, %j: index) -> index {
 
 // -----
 
-// relative_bias: one parallel generic over (h, i, j) that gathers the table.
+// relative_bias with a Toeplitz bucketing: the H x (Lq + Lk - 1)
+// diagonals first, diag[h, r] = table[bucket(r - (Lk - 1) + offset, 0), h]
+// (the offset clamped to +-2^62 as the op defines), then one parallel
+// generic over (h, i, j) that reads diag[h, i - j + Lk - 1]: a bucket per
+// diagonal, not per element and head.
+// CHECK-DAG: #[[ID2:.*]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func.func @relative_bias
 // CHECK-SAME: (%[[T:.*]]: tensor<9x4xf32>, %[[OFF:.*]]: index, %[[L:.*]]: index)
 // CHECK: %[[MAX:.*]] = arith.maxsi %[[OFF]], %{{.*}} : index
 // CHECK: %[[O:.*]] = arith.minsi %[[MAX]], %{{.*}} : index
 // CHECK: %[[E:.*]] = tensor.empty(%[[L]], %[[L]]) : tensor<4x?x?xf32>
+// CHECK: %[[LAST:.*]] = arith.subi %[[L]], %c1 : index
+// CHECK: %[[N:.*]] = arith.addi %[[L]], %[[LAST]] : index
+// CHECK: %[[NN:.*]] = arith.maxsi %[[N]], %c0 : index
+// CHECK: %[[DE:.*]] = tensor.empty(%[[NN]]) : tensor<4x?xf32>
+// CHECK: %[[DIAG:.*]] = linalg.generic {indexing_maps = [#[[ID2]]], iterator_types = ["parallel", "parallel"]} outs(%[[DE]] : tensor<4x?xf32>)
+// CHECK: %[[DH:.*]] = linalg.index 0 : index
+// CHECK: %[[DR:.*]] = linalg.index 1 : index
+// CHECK: %[[RI:.*]] = arith.subi %[[DR]], %[[LAST]] : index
+// CHECK: %[[D:.*]] = arith.addi %[[RI]], %[[O]] : index
+// CHECK: %[[DV:.*]] = tensor.extract %[[T]][%{{.*}}, %[[DH]]] : tensor<9x4xf32>
+// CHECK: linalg.yield %[[DV]] : f32
 // CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} outs(%[[E]] : tensor<4x?x?xf32>)
 // CHECK: %[[H:.*]] = linalg.index 0 : index
 // CHECK: %[[IQ:.*]] = linalg.index 1 : index
 // CHECK: %[[JK:.*]] = linalg.index 2 : index
-// CHECK: %[[QP:.*]] = arith.addi %[[IQ]], %[[O]] : index
-// CHECK: arith.subi %[[QP]], %[[JK]] : index
-// CHECK: %[[V:.*]] = tensor.extract %[[T]][%{{.*}}, %[[H]]] : tensor<9x4xf32>
-// CHECK: linalg.yield %[[V]] : f32
+// CHECK: %[[IJ:.*]] = arith.subi %[[IQ]], %[[JK]] : index
+// CHECK: %[[DI:.*]] = arith.addi %[[IJ]], %[[LAST]] : index
+// CHECK: %[[V:.*]] = tensor.extract %[[DIAG]][%[[H]], %[[DI]]] : tensor<4x?xf32>
+// CHECK-NEXT: linalg.yield %[[V]] : f32
 // CHECK: return %[[R]]
 func.func @relative_bias(%t: tensor<9x4xf32>, %off: index, %l: index) -> tensor<4x?x?xf32> {
   %0 = rpe.relative_bias %t offset %off sizes(%l, %l) by clip<max_distance = 4> : tensor<9x4xf32> -> tensor<4x?x?xf32>
   return %0 : tensor<4x?x?xf32>
+}
+
+// -----
+
+// relative_bias with a bucketing that is not Toeplitz (Swin's window): one
+// parallel generic over (h, i, j) that buckets each element and gathers the
+// table.
+// CHECK-DAG: #[[ID3:.*]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func.func @relative_bias_window
+// CHECK-SAME: (%[[T:.*]]: tensor<9x2xf32>)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<2x4x4xf32>
+// CHECK-NEXT: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID3]]], iterator_types = ["parallel", "parallel", "parallel"]} outs(%[[E]] : tensor<2x4x4xf32>)
+// CHECK: %[[H:.*]] = linalg.index 0 : index
+// CHECK: %[[IQ:.*]] = linalg.index 1 : index
+// CHECK: %[[JK:.*]] = linalg.index 2 : index
+// CHECK: arith.floordivsi %[[IQ]], %c2{{.*}} : index
+// CHECK: %[[V:.*]] = tensor.extract %[[T]][%{{.*}}, %[[H]]] : tensor<9x2xf32>
+// CHECK: linalg.yield %[[V]] : f32
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @relative_bias_window(%t: tensor<9x2xf32>) -> tensor<2x4x4xf32> {
+  %0 = rpe.relative_bias %t by window2d<height = 2, width = 2> : tensor<9x2xf32> -> tensor<2x4x4xf32>
+  return %0 : tensor<2x4x4xf32>
 }
 
 // -----
