@@ -66,16 +66,18 @@ struct LowerRelativeBias : OpRewritePattern<RelativeBiasOp> {
     AffineMap id = rewriter.getMultiDimIdentityMap(3);
     BucketingAttrInterface bucketing = op.getBucketing();
     Value table = op.getTable(), qOffset = op.getQOffset();
+    // table[bucket(i, j), h] for query position i.
+    auto lookup = [&](OpBuilder &b, Location l, Value i, Value j, Value h) {
+      Value bucket = bucketing.buildBucket(b, l, i, j);
+      return tensor::ExtractOp::create(b, l, table, ValueRange{bucket, h});
+    };
     if (!bucketing.isToeplitz()) {
       Value result = generic(
           rewriter, loc, {}, {}, init, id, {kPar, kPar, kPar},
           [&](OpBuilder &b, Location l, ValueRange) {
             SmallVector<Value> idx = loopIndices(b, l, 3);
-            Value bucket = bucketing.buildBucket(
-                b, l, buildQueryPosition(b, l, idx[1], qOffset), idx[2]);
-            Value v = tensor::ExtractOp::create(b, l, table,
-                                                ValueRange{bucket, idx[0]});
-            yieldValue(b, l, v);
+            Value i = buildQueryPosition(b, l, idx[1], qOffset);
+            yieldValue(b, l, lookup(b, l, i, idx[2], idx[0]));
           });
       rewriter.replaceOp(op, result);
       return success();
@@ -102,10 +104,7 @@ struct LowerRelativeBias : OpRewritePattern<RelativeBiasOp> {
           SmallVector<Value> idx = loopIndices(b, l, 2);
           Value d = buildQueryPosition(
               b, l, arith::SubIOp::create(b, l, idx[1], lastKey), qOffset);
-          Value bucket = bucketing.buildBucket(b, l, d, zero);
-          yieldValue(b, l,
-                     tensor::ExtractOp::create(b, l, table,
-                                               ValueRange{bucket, idx[0]}));
+          yieldValue(b, l, lookup(b, l, d, zero, idx[0]));
         });
     Value result = generic(
         rewriter, loc, {}, {}, init, id, {kPar, kPar, kPar},
