@@ -14,7 +14,9 @@ def ConvertRPEToLinalgPass : Pass<"convert-rpe-to-linalg"> {
     decomposed into scores, masking (causal, key_lengths, q_offset), the
     inlined `score_mod` region, a numerically safe softmax (a fully masked
     row gives 0) and the product with `v` (plus `rel_values`). Bucket
-    arithmetic comes from the bucketing attribute interface's `buildBucket`.
+    arithmetic comes from the bucketing attribute interface's `buildBucket`;
+    a `relative_bias` with a Toeplitz bucketing buckets each diagonal once
+    (an H x (Lq + Lk - 1) table) and reads its rows from that table.
     This path materializes Lq×Lk intermediates; it is always correct, never
     fast.
   }];
