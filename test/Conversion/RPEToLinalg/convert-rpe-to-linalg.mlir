@@ -30,15 +30,15 @@ func.func @bucket(%i: index, %j: index) -> index {
 // CHECK: %[[OFF:.*]] = arith.select %{{.*}}, %c16, %{{.*}} : index
 // CHECK: %[[A:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : index
 // CHECK: %[[S12:.*]] = arith.cmpi sge, %[[A]], %c12 : index
-// CHECK-NEXT: %[[L9:.*]] = arith.select %[[S12]], %c9, %{{.*}} : index
+// CHECK: %[[L9:.*]] = arith.select %[[S12]], %c9, %{{.*}} : index
 // CHECK: %[[S16:.*]] = arith.cmpi sge, %[[A]], %{{.*}} : index
-// CHECK-NEXT: %[[L10:.*]] = arith.select %[[S16]], %c10, %[[L9]] : index
+// CHECK: %[[L10:.*]] = arith.select %[[S16]], %c10, %[[L9]] : index
 // CHECK: arith.cmpi sge, %[[A]], %c23 : index
 // CHECK: arith.cmpi sge, %[[A]], %c32 : index
 // CHECK: arith.cmpi sge, %[[A]], %c46 : index
 // CHECK: arith.cmpi sge, %[[A]], %c64 : index
 // CHECK: %[[S91:.*]] = arith.cmpi sge, %[[A]], %c91 : index
-// CHECK-NEXT: %[[L15:.*]] = arith.select %[[S91]], %c15, %{{.*}} : index
+// CHECK: %[[L15:.*]] = arith.select %[[S91]], %c15, %{{.*}} : index
 // CHECK-NEXT: %[[EXACT:.*]] = arith.cmpi slt, %[[A]], %c8 : index
 // CHECK-NEXT: %[[BK:.*]] = arith.select %[[EXACT]], %[[A]], %[[L15]] : index
 // CHECK-NEXT: %[[R:.*]] = arith.addi %[[OFF]], %[[BK]] : index

@@ -304,9 +304,13 @@ Value T5BucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
     // evaluating t5LargeBucket at build time): no logarithm per element,
     // and the same buckets.
     large = ab.idx(t5LargeBucket(p, p.exact));
-    for (auto [from, value] : *steps)
-      large = ab.select(ab.cmp(arith::CmpIPredicate::sge, a, ab.idx(from)),
-                        ab.idx(value), large);
+    for (auto [from, value] : *steps) {
+      // One op per statement: the IR's order does not depend on the
+      // compiler's order of evaluating arguments.
+      Value reached = ab.cmp(arith::CmpIPredicate::sge, a, ab.idx(from));
+      Value stepped = ab.idx(value);
+      large = ab.select(reached, stepped, large);
+    }
   } else {
     // The log branch is evaluated for every a; max(a, e) keeps it finite.
     Value af = ab.toF32(ab.max(a, exact));
