@@ -85,7 +85,11 @@ static LogicalResult checkRange(function_ref<InFlightDiagnostic()> emitError,
 
 namespace {
 /// Small IR builder for index/f32 arithmetic used by `buildBucket` (not
-/// upstream's mlir::ArithBuilder).
+/// upstream's mlir::ArithBuilder). Each op is built in a statement of its
+/// own, or as the only op-building argument of a call (the overloads with a
+/// constant build it after their Value operand): C++ leaves the order of
+/// evaluating arguments open, and the IR's order would depend on the
+/// compiler.
 struct BucketArith {
   OpBuilder &b;
   Location loc;
@@ -105,27 +109,37 @@ struct BucketArith {
     Value xNeg = cmp(arith::CmpIPredicate::slt, x, zero);
     Value yNeg = cmp(arith::CmpIPredicate::slt, y, zero);
     Value dNeg = cmp(arith::CmpIPredicate::slt, d, zero);
-    Value overflow =
-        arith::AndIOp::create(b, loc, arith::XOrIOp::create(b, loc, xNeg, yNeg),
-                              arith::XOrIOp::create(b, loc, dNeg, xNeg));
-    Value saturated = select(xNeg, idx(-kLimit), idx(kLimit));
+    Value signsDiffer = arith::XOrIOp::create(b, loc, xNeg, yNeg);
+    Value signChanged = arith::XOrIOp::create(b, loc, dNeg, xNeg);
+    Value overflow = arith::AndIOp::create(b, loc, signsDiffer, signChanged);
+    Value low = idx(-kLimit);
+    Value high = idx(kLimit);
+    Value saturated = select(xNeg, low, high);
     return select(overflow, saturated, clamp(d, -kLimit, kLimit));
   }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, loc, x, y); }
+  Value add(Value x, int64_t c) { return add(x, idx(c)); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, loc, x, y); }
+  Value mul(Value x, int64_t c) { return mul(x, idx(c)); }
   Value max(Value x, Value y) { return arith::MaxSIOp::create(b, loc, x, y); }
   Value min(Value x, Value y) { return arith::MinSIOp::create(b, loc, x, y); }
   Value clamp(Value x, int64_t lo, int64_t hi) {
-    return min(max(x, idx(lo)), idx(hi));
+    Value atLeast = max(x, idx(lo));
+    return min(atLeast, idx(hi));
   }
   Value cmp(arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, loc, p, x, y);
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, int64_t c) {
+    return cmp(p, x, idx(c));
   }
   Value select(Value c, Value x, Value y) {
     return arith::SelectOp::create(b, loc, c, x, y);
   }
   Value abs(Value x) {
-    return select(cmp(arith::CmpIPredicate::slt, x, idx(0)), sub(idx(0), x), x);
+    Value negative = cmp(arith::CmpIPredicate::slt, x, 0);
+    Value negated = sub(idx(0), x);
+    return select(negative, negated, x);
   }
   Value floorDiv(Value x, int64_t d) {
     return arith::FloorDivSIOp::create(b, loc, x, idx(d));
@@ -141,11 +155,15 @@ struct BucketArith {
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), i);
   }
   Value divf(Value x, Value y) { return arith::DivFOp::create(b, loc, x, y); }
+  Value divf(Value x, float c) { return divf(x, f32(c)); }
   Value mulf(Value x, Value y) { return arith::MulFOp::create(b, loc, x, y); }
+  Value mulf(Value x, float c) { return mulf(x, f32(c)); }
   Value addf(Value x, Value y) { return arith::AddFOp::create(b, loc, x, y); }
+  Value addf(Value x, float c) { return addf(x, f32(c)); }
   Value minf(Value x, Value y) {
     return arith::MinimumFOp::create(b, loc, x, y);
   }
+  Value minf(Value x, float c) { return minf(x, f32(c)); }
   /// The correctly rounded f32 log of f32 `x` (as `correctLogF32`): the f64 log
   /// rounded to f32. A target's own f32 log may be an ulp off (CUDA's
   /// logf is), which moves a bucket whose quotient lands on an integer.
@@ -182,7 +200,7 @@ Value ClipBucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
                                      Value j) const {
   BucketArith ab{builder, loc};
   int64_t k = getMaxDistance();
-  return ab.add(ab.clamp(ab.satSub(i, j), -k, k), ab.idx(k));
+  return ab.add(ab.clamp(ab.satSub(i, j), -k, k), k);
 }
 
 bool ClipBucketingAttr::isToeplitz() const { return true; }
@@ -290,8 +308,8 @@ Value T5BucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
   Value zero = ab.idx(0);
   Value offset, a;
   if (getBidirectional()) {
-    offset = ab.select(ab.cmp(arith::CmpIPredicate::sgt, n, zero),
-                       ab.idx(p.half), zero);
+    Value after = ab.cmp(arith::CmpIPredicate::sgt, n, zero);
+    offset = ab.select(after, ab.idx(p.half), zero);
     a = ab.abs(n);
   } else {
     a = ab.max(ab.sub(zero, n), zero);
@@ -305,21 +323,17 @@ Value T5BucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
     // and the same buckets.
     large = ab.idx(t5LargeBucket(p, p.exact));
     for (auto [from, value] : *steps) {
-      // One op per statement: the IR's order does not depend on the
-      // compiler's order of evaluating arguments.
-      Value reached = ab.cmp(arith::CmpIPredicate::sge, a, ab.idx(from));
-      Value stepped = ab.idx(value);
-      large = ab.select(reached, stepped, large);
+      Value reached = ab.cmp(arith::CmpIPredicate::sge, a, from);
+      large = ab.select(reached, ab.idx(value), large);
     }
   } else {
     // The log branch is evaluated for every a; max(a, e) keeps it finite.
     Value af = ab.toF32(ab.max(a, exact));
-    Value v = ab.mulf(
-        ab.divf(ab.log(ab.divf(af, ab.f32(static_cast<float>(p.exact)))),
-                ab.f32(p.logRatio)),
-        ab.f32(p.logBuckets));
-    v = ab.minf(v, ab.f32(static_cast<float>(p.half)));
-    large = ab.min(ab.add(exact, ab.toIndex(v)), ab.idx(p.half - 1));
+    Value logRatio = ab.log(ab.divf(af, static_cast<float>(p.exact)));
+    Value v = ab.mulf(ab.divf(logRatio, p.logRatio), p.logBuckets);
+    v = ab.minf(v, static_cast<float>(p.half));
+    Value capped = ab.add(exact, ab.toIndex(v));
+    large = ab.min(capped, ab.idx(p.half - 1));
   }
   Value b = ab.select(ab.cmp(arith::CmpIPredicate::slt, a, exact), a, large);
   return offset ? ab.add(offset, b) : b;
@@ -411,20 +425,18 @@ Value LogBucketingAttr::buildBucket(OpBuilder &builder, Location loc, Value i,
     Value absR = ab.abs(r);
     Value mid = ab.idx(p.mid);
     Value af = ab.toF32(ab.max(absR, mid));
-    Value v = ab.addf(
-        ab.ceil(ab.mulf(
-            ab.divf(ab.log(ab.divf(af, ab.f32(static_cast<float>(p.mid)))),
-                    ab.f32(p.logRatio)),
-            ab.f32(p.logBuckets))),
-        ab.f32(static_cast<float>(p.mid)));
-    Value mag = ab.toIndex(ab.minf(v, ab.f32(kLogBucketCap)));
+    Value logRatio = ab.log(ab.divf(af, static_cast<float>(p.mid)));
+    Value scaled = ab.mulf(ab.divf(logRatio, p.logRatio), p.logBuckets);
+    Value v = ab.addf(ab.ceil(scaled), static_cast<float>(p.mid));
+    Value mag = ab.toIndex(ab.minf(v, kLogBucketCap));
     Value zero = ab.idx(0);
-    Value signedMag = ab.select(ab.cmp(arith::CmpIPredicate::slt, r, zero),
-                                ab.sub(zero, mag), mag);
-    lb = ab.select(ab.cmp(arith::CmpIPredicate::sle, absR, mid), r, signedMag);
+    Value negative = ab.cmp(arith::CmpIPredicate::slt, r, zero);
+    Value signedMag = ab.select(negative, ab.sub(zero, mag), mag);
+    Value near = ab.cmp(arith::CmpIPredicate::sle, absR, mid);
+    lb = ab.select(near, r, signedMag);
   }
   int64_t span = getLogSpan(*this);
-  return ab.clamp(ab.add(lb, ab.idx(span)), 0, 2 * span - 1);
+  return ab.clamp(ab.add(lb, span), 0, 2 * span - 1);
 }
 
 bool LogBucketingAttr::isToeplitz() const { return true; }
@@ -468,8 +480,8 @@ Value Window2DBucketingAttr::buildBucket(OpBuilder &builder, Location loc,
   Value wi = ab.sub(i, ab.mul(hi, wIdx)), wj = ab.sub(j, ab.mul(hj, wIdx));
   Value dh = ab.clamp(ab.satSub(hi, hj), -(wh - 1), wh - 1);
   Value dw = ab.clamp(ab.sub(wi, wj), -(ww - 1), ww - 1);
-  return ab.add(ab.mul(ab.add(dh, ab.idx(wh - 1)), ab.idx(2 * ww - 1)),
-                ab.add(dw, ab.idx(ww - 1)));
+  Value row = ab.mul(ab.add(dh, wh - 1), 2 * ww - 1);
+  return ab.add(row, ab.add(dw, ww - 1));
 }
 
 bool Window2DBucketingAttr::isToeplitz() const { return false; }
@@ -478,7 +490,7 @@ Value Window2DBucketingAttr::buildPlaneOffset(OpBuilder &builder, Location loc,
                                               Value t) const {
   BucketArith ab{builder, loc};
   int64_t ww = getWidth();
-  return ab.add(t, ab.mul(ab.floorDiv(t, ww), ab.idx(ww - 1)));
+  return ab.add(t, ab.mul(ab.floorDiv(t, ww), ww - 1));
 }
 
 Value Window2DBucketingAttr::buildBucketFromPlaneDifference(OpBuilder &builder,
@@ -487,11 +499,11 @@ Value Window2DBucketingAttr::buildBucketFromPlaneDifference(OpBuilder &builder,
   // v = dh·(2Ww - 1) + dw with |dw| <= Ww - 1: one (dh, dw) per v.
   BucketArith ab{builder, loc};
   int64_t wh = getHeight(), ww = getWidth();
-  Value dh = ab.floorDiv(ab.add(v, ab.idx(ww - 1)), 2 * ww - 1);
-  Value dw = ab.sub(v, ab.mul(dh, ab.idx(2 * ww - 1)));
+  Value dh = ab.floorDiv(ab.add(v, ww - 1), 2 * ww - 1);
+  Value dw = ab.sub(v, ab.mul(dh, 2 * ww - 1));
   dh = ab.clamp(dh, -(wh - 1), wh - 1);
-  return ab.add(ab.mul(ab.add(dh, ab.idx(wh - 1)), ab.idx(2 * ww - 1)),
-                ab.add(dw, ab.idx(ww - 1)));
+  Value row = ab.mul(ab.add(dh, wh - 1), 2 * ww - 1);
+  return ab.add(row, ab.add(dw, ww - 1));
 }
 
 //===----------------------------------------------------------------------===//
