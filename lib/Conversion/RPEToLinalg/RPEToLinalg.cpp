@@ -66,46 +66,41 @@ struct LowerRelativeBias : OpRewritePattern<RelativeBiasOp> {
     AffineMap id = rewriter.getMultiDimIdentityMap(3);
     BucketingAttrInterface bucketing = op.getBucketing();
     Value table = op.getTable(), qOffset = op.getQOffset();
-    // table[bucket(i, j), h] for query position i.
-    auto lookup = [&](OpBuilder &b, Location l, Value i, Value j, Value h) {
-      Value bucket = bucketing.buildBucket(b, l, i, j);
-      return tensor::ExtractOp::create(b, l, table, ValueRange{bucket, h});
-    };
     if (!bucketing.isToeplitz()) {
       Value result = generic(
           rewriter, loc, {}, {}, init, id, {kPar, kPar, kPar},
           [&](OpBuilder &b, Location l, ValueRange) {
             SmallVector<Value> idx = loopIndices(b, l, 3);
             Value i = buildQueryPosition(b, l, idx[1], qOffset);
-            yieldValue(b, l, lookup(b, l, i, idx[2], idx[0]));
+            Value bucket = bucketing.buildBucket(b, l, i, idx[2]);
+            yieldValue(b, l,
+                       tensor::ExtractOp::create(b, l, table,
+                                                 ValueRange{bucket, idx[0]}));
           });
       rewriter.replaceOp(op, result);
       return success();
     }
-    // Toeplitz: the H x (Lq + Lk - 1) diagonals once, diag[h, r] =
-    // table[bucket(d, 0), h] at d = i + q_offset - j = r - (Lk - 1) +
-    // q_offset (the fused kernels' diagonal tables do the same), then
-    // bias[h, i, j] = diag[h, i - j + Lk - 1]: a bucket per diagonal instead
-    // of one per element and head, and rows that read their diagonal
-    // contiguously (backwards).
+    // Toeplitz: the (Lq + Lk - 1) diagonals of every head once,
+    // diag[h, r] = table[bucket(r - shift, 0), h] with shift = Lk - 1 -
+    // q_offset (the fused kernels' diagonal tables: query position
+    // i + q_offset and key j read r = i - j + Lk - 1), then bias[h, i, j] =
+    // diag[h, i - j + Lk - 1]: a bucket per diagonal instead of one per
+    // element and head, and rows that read their diagonal contiguously
+    // (backwards).
     Value lq = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[1]);
     Value lk = getValueOrCreateConstantIndexOp(rewriter, loc, sizes[2]);
-    Value zero = indexConst(rewriter, loc, 0);
     Value lastKey =
         arith::SubIOp::create(rewriter, loc, lk, indexConst(rewriter, loc, 1));
+    Value shift =
+        qOffset
+            ? arith::SubIOp::create(rewriter, loc, lastKey, qOffset).getResult()
+            : lastKey;
     // No diagonal without a query or a key.
     Value length = arith::MaxSIOp::create(
-        rewriter, loc, arith::AddIOp::create(rewriter, loc, lq, lastKey), zero);
-    Value diagInit =
-        emptyTensor(rewriter, loc, {sizes[0], length}, type.getElementType());
-    Value diag = generic(
-        rewriter, loc, {}, {}, diagInit, rewriter.getMultiDimIdentityMap(2),
-        {kPar, kPar}, [&](OpBuilder &b, Location l, ValueRange) {
-          SmallVector<Value> idx = loopIndices(b, l, 2);
-          Value d = buildQueryPosition(
-              b, l, arith::SubIOp::create(b, l, idx[1], lastKey), qOffset);
-          yieldValue(b, l, lookup(b, l, d, zero, idx[0]));
-        });
+        rewriter, loc, arith::AddIOp::create(rewriter, loc, lq, lastKey),
+        indexConst(rewriter, loc, 0));
+    Value diag =
+        buildTableDiagonals(rewriter, loc, table, length, shift, bucketing);
     Value result = generic(
         rewriter, loc, {}, {}, init, id, {kPar, kPar, kPar},
         [&](OpBuilder &b, Location l, ValueRange) {

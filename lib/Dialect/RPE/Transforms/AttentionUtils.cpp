@@ -476,51 +476,22 @@ Value mlir::rpe::buildDiagonalShift(OpBuilder &b, AttentionOp op) {
   return shift;
 }
 
-namespace {
-
-/// A rows × (Lq + Lk - 1 + padding) tensor along the attention's diagonal:
-/// entry (c, r) is `entry(c, bucket(r - shift, 0))`.
-Value buildDiagonalTable(
-    OpBuilder &b, AttentionOp op, Value rows, Type elementType,
-    BucketingAttrInterface bucketing, int64_t padding,
-    function_ref<Value(OpBuilder &, Location, Value, Value)> entry) {
-  Location loc = op.getLoc();
-  Value shift = buildDiagonalShift(b, op);
-  Value length = diagonalLength(b, op, padding);
-  Value zero = indexConst(b, loc, 0);
-  Value init = emptyTensor(b, loc, {rows, length}, elementType);
-  return generic(b, loc, {}, {}, init, b.getMultiDimIdentityMap(2),
-                 {kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange) {
-                   SmallVector<Value> idx = loopIndices(nb, l, 2);
-                   // The query position at distance r - shift from key 0.
-                   Value d = arith::SubIOp::create(nb, l, idx[1], shift);
-                   Value bucket = bucketing.buildBucket(nb, l, d, zero);
-                   yieldValue(nb, l, entry(nb, l, idx[0], bucket));
-                 });
-}
-
-} // namespace
-
 Value mlir::rpe::buildToeplitzDiagonal(OpBuilder &b, AttentionOp op,
                                        Value table,
                                        BucketingAttrInterface bucketing,
                                        int64_t padding) {
-  auto tableType = cast<RankedTensorType>(table.getType());
-  return buildDiagonalTable(
-      b, op, dimValue(b, op.getLoc(), table, 1), tableType.getElementType(),
-      bucketing, padding,
-      [&](OpBuilder &nb, Location l, Value column, Value bucket) -> Value {
-        return tensor::ExtractOp::create(nb, l, table,
-                                         ValueRange{bucket, column});
-      });
+  return buildTableDiagonals(b, op.getLoc(), table,
+                             diagonalLength(b, op, padding),
+                             buildDiagonalShift(b, op), bucketing);
 }
 
 Value mlir::rpe::buildBucketDiagonal(OpBuilder &b, AttentionOp op,
                                      BucketingAttrInterface bucketing,
                                      int64_t padding) {
+  Location loc = op.getLoc();
   return buildDiagonalTable(
-      b, op, indexConst(b, op.getLoc(), 1), b.getIndexType(), bucketing,
-      padding,
+      b, loc, indexConst(b, loc, 1), diagonalLength(b, op, padding),
+      buildDiagonalShift(b, op), b.getIndexType(), bucketing,
       [](OpBuilder &, Location, Value, Value bucket) { return bucket; });
 }
 

@@ -142,3 +142,32 @@ Value mlir::rpe::buildAlibiSlopes(OpBuilder &b, Location loc, AlibiOp op) {
         yieldValue(nb, nl, buildDefaultAlibiSlope(nb, nl, h, numHeads));
       });
 }
+
+Value mlir::rpe::buildDiagonalTable(
+    OpBuilder &b, Location loc, Value rows, Value length, Value shift,
+    Type elementType, BucketingAttrInterface bucketing,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> entry) {
+  Value zero = indexConst(b, loc, 0);
+  Value init = emptyTensor(b, loc, {rows, length}, elementType);
+  return generic(b, loc, {}, {}, init, b.getMultiDimIdentityMap(2),
+                 {kPar, kPar}, [&](OpBuilder &nb, Location l, ValueRange) {
+                   SmallVector<Value> idx = loopIndices(nb, l, 2);
+                   // The query position at distance r - shift from key 0.
+                   Value d = arith::SubIOp::create(nb, l, idx[1], shift);
+                   Value bucket = bucketing.buildBucket(nb, l, d, zero);
+                   yieldValue(nb, l, entry(nb, l, idx[0], bucket));
+                 });
+}
+
+Value mlir::rpe::buildTableDiagonals(OpBuilder &b, Location loc, Value table,
+                                     Value length, Value shift,
+                                     BucketingAttrInterface bucketing) {
+  auto tableType = cast<RankedTensorType>(table.getType());
+  return buildDiagonalTable(
+      b, loc, dimValue(b, loc, table, 1), length, shift,
+      tableType.getElementType(), bucketing,
+      [&](OpBuilder &nb, Location l, Value column, Value bucket) -> Value {
+        return tensor::ExtractOp::create(nb, l, table,
+                                         ValueRange{bucket, column});
+      });
+}

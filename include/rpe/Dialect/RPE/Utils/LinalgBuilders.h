@@ -62,6 +62,21 @@ Value convertTensor(OpBuilder &b, Location loc, Value f32Tensor,
                     Type elementType);
 
 class AlibiOp;
+class BucketingAttrInterface;
+
+/// The diagonals of a Toeplitz bucketing: a `rows` × `length` tensor whose
+/// entry (c, r) is `entry(c, bucket(r - shift, 0))`, so that query position
+/// i and key j read entry (c, i - j + shift).
+Value buildDiagonalTable(
+    OpBuilder &b, Location loc, Value rows, Value length, Value shift,
+    Type elementType, BucketingAttrInterface bucketing,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> entry);
+
+/// buildDiagonalTable of the lookup `table[bucket, c]` for every column c
+/// of the 2-D `table` (heads of a bias table, value rows of a rel_values
+/// table).
+Value buildTableDiagonals(OpBuilder &b, Location loc, Value table, Value length,
+                          Value shift, BucketingAttrInterface bucketing);
 
 /// The slopes m_h of `op` as an f64 H-vector, built once: its `slopes`
 /// attribute as a constant, or the default slopes computed from the head
