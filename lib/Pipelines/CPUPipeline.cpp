@@ -91,6 +91,7 @@ resolveContractionOptions(const rpe::CPUPipelineOptions &options) {
   // 16 registers without AVX-512: 6 × 2 accumulators; 32 with it: 6 × 4.
   contractions.tileN = options.matmulTileN > 0 ? options.matmulTileN
                                                : (v.vectorWidth >= 16 ? 4 : 2);
+  contractions.packMinRows = options.matmulPackMinRows;
   contractions.useFMA = v.useFMA;
   return contractions;
 }
@@ -128,6 +129,7 @@ LogicalResult mlir::rpe::verifyCPUPipelineOptions(
         {"key-block", options.keyBlock},
         {"value-block", options.valueBlock},
         {"matmul-tile-n", options.matmulTileN},
+        {"matmul-pack-min-rows", options.matmulPackMinRows},
         {"outline-min-repeats", options.outlineMinRepeats}})
     if (value < 0)
       return error("rpe-cpu-pipeline: " + name + " must not be negative, got " +
@@ -347,6 +349,7 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
     contractions.tileN = c.tileN;
     contractions.blockK = c.blockK;
     contractions.blockN = c.blockN;
+    contractions.packMinRows = c.packMinRows;
     contractions.fma = c.useFMA;
     pm.addPass(createRPEVectorizeContractionsPass(contractions));
     // Transposes (the gather trick's position tables, in every call):

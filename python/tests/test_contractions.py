@@ -3,7 +3,9 @@ contraction kernel (rpe-vectorize-contractions), against NumPy in float64.
 
 Shapes cover every edge of the kernel: rows that do not fill a register
 block, columns that do not fill a vector block (masked) and more than one
-cache block of columns (512) and of k (256); batched and broadcast operands,
+cache block of columns (512) and of k (256), B's cache blocks read in place
+and copied (pack-min-rows: 64 rows or more, per thread); batched and
+broadcast operands,
 A read transposed, accumulation into a non-zero C, f64, threads, and the
 AVX2-sized and generic (4-lane) vector widths. Tolerance: 1e-5 of the
 largest |A|·|B| sum (f32 accumulation over up to 600 terms), 1e-12 for
@@ -49,7 +51,7 @@ func.func @bmm(%a: tensor<?x?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?x?xf32> 
 """
 
 SHAPES = [(1, 1, 1), (5, 7, 3), (6, 64, 16), (13, 33, 17), (7, 600, 300),
-          (64, 129, 513), (1, 1024, 64)]
+          (64, 129, 513), (1, 1024, 64), (150, 600, 300), (130, 1, 70)]
 
 
 def _check(got, a, b, c, tol):
@@ -84,7 +86,7 @@ def test_matmul(matmul, m, n, k):
 
 
 @pytest.mark.parametrize("nb,m,n,k", [(1, 1, 1, 1), (3, 10, 24, 32),
-                                      (2, 37, 70, 259)])
+                                      (2, 37, 70, 259), (2, 70, 530, 300)])
 def test_batched_transposed_a(nb, m, n, k):
     lib = rpe.compile(BATCHED, opt_level=3)
     rng = np.random.default_rng(nb + m + n + k)

@@ -8,6 +8,23 @@
 // RUN: rpe-opt %s -rpe-cpu-pipeline='target-cpu=haswell' | FileCheck %s --check-prefix=AVX2
 // RUN: rpe-opt %s -rpe-cpu-pipeline='target-cpu=generic' | FileCheck %s --check-prefix=GENERIC
 // RUN: rpe-opt %s -rpe-cpu-pipeline='target-cpu=haswell matmul-tile-m=3 matmul-tile-n=1' | FileCheck %s --check-prefix=SMALL
+// B's cache blocks are copied when C has matmul-pack-min-rows rows (64 by
+// default; here per thread, decided per call: the rows are dynamic), and
+// never with 0.
+// RUN: rpe-opt %s -rpe-cpu-pipeline='target-cpu=haswell num-threads=2' -mlir-print-ir-after=rpe-vectorize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=PACK
+// RUN: rpe-opt %s -rpe-cpu-pipeline='target-cpu=haswell matmul-pack-min-rows=100' -mlir-print-ir-after=rpe-vectorize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=PACK100
+// RUN: rpe-opt %s -rpe-cpu-pipeline='target-cpu=haswell matmul-pack-min-rows=0' -mlir-print-ir-after=rpe-vectorize-contractions -o /dev/null 2>&1 | FileCheck %s --check-prefix=PACK0
+// PACK-LABEL: func.func private @__rpe_kernel
+// PACK-DAG: %[[C64:.*]] = arith.constant 64 : index
+// PACK: scf.forall
+// PACK: arith.cmpi uge, %{{.*}}, %[[C64]] : index
+// PACK: %[[BUF:.*]] = memref.alloc(
+// PACK: memref.dealloc %[[BUF]]
+// PACK100: %[[C100:.*]] = arith.constant 100 : index
+// PACK100: arith.cmpi uge, %{{.*}}, %[[C100]] : index
+// PACK0-LABEL: func.func @proj
+// PACK0-NOT: arith.cmpi uge
+// PACK0: vector.fma
 
 // AVX512-LABEL: llvm.func @proj
 // AVX512-COUNT-24: llvm.intr.fmuladd({{.*}}) : (vector<16xf32>, vector<16xf32>, vector<16xf32>) -> vector<16xf32>

@@ -26,6 +26,8 @@
 // NEGBLOCK: error: rpe-cpu-pipeline: key-block must not be negative, got -3
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="outline-min-repeats=-1" 2>&1 | FileCheck %s --check-prefix=NEGOUT --implicit-check-not="current operation"
 // NEGOUT: error: rpe-cpu-pipeline: outline-min-repeats must not be negative, got -1
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="matmul-pack-min-rows=-1" 2>&1 | FileCheck %s --check-prefix=NEGPACK --implicit-check-not="current operation"
+// NEGPACK: error: rpe-cpu-pipeline: matmul-pack-min-rows must not be negative, got -1
 // The vector kernel's constraints, on the options the pipeline resolves.
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="target-cpu=x86-64-v4 vector-tile-q=20" 2>&1 | FileCheck %s --check-prefix=VTILE --implicit-check-not="current operation"
 // VTILE: error: rpe-cpu-pipeline: rpe-vectorize-attention: tile-q must be a positive multiple of vector-width (16) and at most 16 vectors, got 20

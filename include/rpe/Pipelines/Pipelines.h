@@ -84,6 +84,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::desc("Vectors per row of a register block of the contraction "
                      "kernel, 1..16 (0: 4 with 16 lanes, else 2)"),
       llvm::cl::init(0)};
+  PassOptions::Option<int64_t> matmulPackMinRows{
+      *this, "matmul-pack-min-rows",
+      llvm::cl::desc("The contraction kernel copies each cache block of B "
+                     "into a buffer of its own when C has at least this "
+                     "many rows (0: never)"),
+      llvm::cl::init(64)};
   PassOptions::Option<bool> splitAttentionHeads{
       *this, "split-attention-heads",
       llvm::cl::desc("rpe-split-attention-heads: attentions with wide "

@@ -2,6 +2,9 @@
 // RUN: rpe-opt %s -rpe-vectorize-contractions='vector-width=8 tile-m=2 tile-n=1 fma=false block-n=0' -split-input-file | FileCheck %s --check-prefix=NOFMA
 // RUN: not rpe-opt %s -rpe-vectorize-contractions='tile-m=0' 2>&1 | FileCheck %s --check-prefix=BADM --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -rpe-vectorize-contractions='block-n=-1' 2>&1 | FileCheck %s --check-prefix=BADN --implicit-check-not="current operation"
+// RUN: rpe-opt %s -rpe-vectorize-contractions='vector-width=8 tile-m=2 tile-n=2 pack-min-rows=0' -split-input-file | FileCheck %s --check-prefix=NOPACK
+// RUN: not rpe-opt %s -rpe-vectorize-contractions='pack-min-rows=-1' 2>&1 | FileCheck %s --check-prefix=BADPACK --implicit-check-not="current operation"
+// BADPACK: error: rpe-vectorize-contractions: pack-min-rows must not be negative, got -1
 
 // BADM: error: rpe-vectorize-contractions: tile-m and tile-n must be in [1, 16], got 0 and 2
 // A register block of 100000 rows would be unrolled (minutes to compile).
@@ -14,21 +17,55 @@
 // A dynamic matmul: cache blocks of 512 columns and 256 values of k, row
 // blocks of 2 rows × 2 vectors of 8 lanes in registers (loaded from C,
 // four FMA chains over k, stored back), a masked block for the last columns
-// and one row at a time for the last rows.
+// and one row at a time for the last rows. B's cache block is read through
+// a view at (k - pc, column - jc): B's own block, or, when C has at least
+// pack-min-rows (64) rows, its copy in a buffer allocated once, whose rows
+// are the block's rounded up to whole vectors plus one vector.
 // CHECK-LABEL: func.func @matmul
+// CHECK-SAME: (%[[AM:[a-z0-9_]+]]: memref<?x?xf32>, %[[BM:[a-z0-9_]+]]: memref<?x?xf32>, %[[CM:[a-z0-9_]+]]: memref<?x?xf32>)
 // CHECK-NOT: linalg.matmul
+// CHECK-DAG: %[[C0:[a-z0-9_]+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:[a-z0-9_]+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C8:[a-z0-9_]+]] = arith.constant 8 : index
 // CHECK-DAG: %[[C16:[a-z0-9_]+]] = arith.constant 16 : index
+// CHECK-DAG: %[[C64:[a-z0-9_]+]] = arith.constant 64 : index
 // CHECK-DAG: %[[C256:[a-z0-9_]+]] = arith.constant 256 : index
 // CHECK-DAG: %[[C512:[a-z0-9_]+]] = arith.constant 512 : index
+// CHECK: %[[M:.*]] = memref.dim %[[AM]], %[[C0]]
+// CHECK: %[[KS:.*]] = memref.dim %[[AM]], %[[C1]]
+// CHECK: %[[N:.*]] = memref.dim %[[BM]], %[[C1]]
+// CHECK: %[[PACKING:.*]] = arith.cmpi uge, %[[M]], %[[C64]]
+// CHECK: %[[COLS:.*]] = arith.minui %[[N]], %[[C512]]
+// CHECK: %[[VECS:.*]] = arith.ceildivui %[[COLS]], %[[C8]]
+// CHECK: %[[VECS1:.*]] = arith.addi %[[VECS]], %[[C1]]
+// CHECK: %[[STRIDE:.*]] = arith.muli %[[VECS1]], %[[C8]]
+// CHECK: %[[KROWS:.*]] = arith.minui %[[KS]], %[[C256]]
+// CHECK: %[[ROWS:.*]] = arith.select %[[PACKING]], %[[KROWS]], %[[C0]]
+// CHECK: %[[PACK:.*]] = memref.alloc(%[[ROWS]], %[[STRIDE]]) {alignment = 64 : i64} : memref<?x?xf32>
 // CHECK: scf.for %[[JC:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %[[C512]]
 // CHECK:   scf.for %[[PC:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step %[[C256]]
+// CHECK:     %[[DIRECT:.*]] = memref.subview %[[BM]][%[[PC]], %[[JC]]] [%[[KL:.*]], %[[NL:.*]]] [1, 1] : memref<?x?xf32> to memref<?x?xf32, strided<[?, 1], offset: ?>>
+// CHECK:     %[[BLOCK:.*]] = scf.if %[[PACKING]] -> (memref<?x?xf32, strided<[?, 1], offset: ?>>) {
+// CHECK:       %[[COPY:.*]] = memref.subview %[[PACK]][0, 0] [%[[KL]], %[[NL]]] [1, 1]
+// CHECK:       %[[COPYV:.*]] = memref.cast %[[COPY]]
+// CHECK:       scf.for %[[KK:.*]] = %[[C0]] to %[[KL]] step %[[C1]]
+// CHECK:         scf.for %[[CC:.*]] = %[[C0]] to %[[NL]] step %[[C8]]
+// CHECK:           %[[PART:.*]] = vector.create_mask
+// CHECK:           %[[V:.*]] = vector.maskedload %[[DIRECT]][%[[KK]], %[[CC]]], %[[PART]]
+// CHECK:           vector.maskedstore %[[COPY]][%[[KK]], %[[CC]]], %[[PART]], %[[V]]
+// CHECK:       scf.yield %[[COPYV]]
+// CHECK:     } else {
+// CHECK:       scf.yield %[[DIRECT]]
 // CHECK:     scf.for %[[I:[a-z0-9_]+]] =
 // CHECK:       scf.for %[[J:[a-z0-9_]+]] = %[[JC]] to %{{.*}} step %[[C16]]
-// CHECK:         %[[C0V:[a-z0-9_]+]] = vector.load %[[CM:[a-z0-9_]+]][%[[I]], %[[J]]] : memref<?x?xf32>, vector<8xf32>
+// CHECK:         %[[C0V:[a-z0-9_]+]] = vector.load %[[CM]][%[[I]], %[[J]]] : memref<?x?xf32>, vector<8xf32>
 // CHECK-COUNT-3: vector.load %[[CM]]
 // CHECK:         %[[R:[a-z0-9_]+]]:4 = scf.for %[[K:[a-z0-9_]+]] = %[[PC]] to %{{.*}} step %{{.*}} iter_args
-// CHECK-COUNT-2:   vector.load %[[BM:[a-z0-9_]+]][%[[K]], %{{.*}}] : memref<?x?xf32>, vector<8xf32>
-// CHECK:           %[[A0:[a-z0-9_]+]] = memref.load %[[AM:[a-z0-9_]+]][%[[I]], %[[K]]]
+// CHECK:           %[[KB:.*]] = arith.subi %[[K]], %[[PC]]
+// CHECK:           %[[JB:.*]] = arith.subi %[[J]], %[[JC]]
+// CHECK:           vector.load %[[BLOCK]][%[[KB]], %[[JB]]] : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<8xf32>
+// CHECK:           vector.load %[[BLOCK]][%[[KB]], %{{.*}}] : memref<?x?xf32, strided<[?, 1], offset: ?>>, vector<8xf32>
+// CHECK:           %[[A0:[a-z0-9_]+]] = memref.load %[[AM]][%[[I]], %[[K]]]
 // CHECK:           %[[S0:[a-z0-9_]+]] = vector.broadcast %[[A0]] : f32 to vector<8xf32>
 // CHECK-COUNT-2:   vector.fma %[[S0]]
 // CHECK:           memref.load %[[AM]]
@@ -40,11 +77,18 @@
 // CHECK:         vector.create_mask
 // CHECK-COUNT-4: vector.maskedload %[[CM]]
 // CHECK:         scf.for
-// CHECK-COUNT-2:   vector.maskedload %[[BM]]
+// CHECK-COUNT-2:   vector.maskedload %[[BLOCK]]
 // CHECK-COUNT-4: vector.maskedstore %[[CM]]
 // CHECK:     scf.for
 // CHECK:       scf.for
 // CHECK:         scf.for {{.*}} -> (vector<8xf32>, vector<8xf32>)
+// CHECK: memref.dealloc %[[PACK]]
+// NOPACK-LABEL: func.func @matmul
+// NOPACK-NOT: memref.alloc
+// NOPACK: %[[DIRECT:.*]] = memref.subview %arg1
+// NOPACK-NOT: scf.if
+// NOPACK: vector.load %[[DIRECT]]
+// NOPACK-NOT: memref.dealloc
 // NOFMA-LABEL: func.func @matmul
 // NOFMA-NOT: vector.fma
 // NOFMA: %[[NB:[a-z0-9_]+]] = arith.maxui
@@ -63,8 +107,12 @@ func.func @matmul(%a: memref<?x?xf32>, %b: memref<?x?xf32>, %c: memref<?x?xf32>)
 // as many lanes.
 // CHECK-LABEL: func.func @batched_transposed_a
 // CHECK: scf.for %[[B:[a-z0-9_]+]] = %{{.*}} to %{{.*}} step
-// CHECK: scf.for %[[K:[a-z0-9_]+]] = {{.*}} -> (vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>)
-// CHECK:   vector.load %{{.*}}[%[[K]], %{{.*}}] : memref<32x24xf64>, vector<4xf64>
+// Ten rows, fewer than pack-min-rows: B's block is read in place.
+// CHECK-NOT: memref.alloc
+// CHECK: %[[BLOCK:.*]] = memref.subview %{{.*}} : memref<32x24xf64> to memref<?x?xf64, strided<[24, 1], offset: ?>>
+// CHECK: scf.for %[[K:[a-z0-9_]+]] = %[[PC:.*]] to {{.*}} -> (vector<4xf64>, vector<4xf64>, vector<4xf64>, vector<4xf64>)
+// CHECK:   %[[KB:.*]] = arith.subi %[[K]], %[[PC]]
+// CHECK:   vector.load %[[BLOCK]][%[[KB]], %{{.*}}] : memref<?x?xf64, strided<[24, 1], offset: ?>>, vector<4xf64>
 // CHECK:   memref.load %{{.*}}[%[[B]], %[[K]], %{{.*}}] : memref<3x32x10xf64>
 // CHECK-NOT: linalg.generic
 func.func @batched_transposed_a(%a: memref<3x32x10xf64>, %b: memref<32x24xf64>, %c: memref<3x10x24xf64>) {
@@ -188,5 +236,28 @@ func.func @fill_kept(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x3
   %a4 = memref.subview %sq[0, 0] [32, 8] [1, 1] : memref<32x32xf32> to memref<32x8xf32, strided<[32, 1]>>
   linalg.fill ins(%v : f32) outs(%sq : memref<32x32xf32>)
   linalg.matmul ins(%a4, %b4 : memref<32x8xf32, strided<[32, 1]>>, memref<8x32xf32>) outs(%sq : memref<32x32xf32>)
+  return
+}
+
+// -----
+
+// Static row counts decide at build time: 64 rows pack (no run-time
+// check), 63 do not. B in C's buffer is not packed either: the kernel
+// would read all of B's block before writing C, not as it goes.
+// CHECK-LABEL: func.func @pack_static
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<64x8xf32>, %[[B:[a-z0-9]+]]: memref<8x32xf32>, %[[C:[a-z0-9]+]]: memref<64x32xf32>
+// CHECK-NOT: arith.cmpi uge
+// CHECK: %[[PACK:.*]] = memref.alloc(%{{.*}}, %{{.*}}) {alignment = 64 : i64} : memref<?x?xf32>
+// CHECK-NOT: scf.if
+// CHECK: memref.subview %[[PACK]][0, 0]
+// CHECK: memref.dealloc %[[PACK]]
+// CHECK-NOT: memref.alloc
+// CHECK: return
+func.func @pack_static(%a: memref<64x8xf32>, %b: memref<8x32xf32>, %c: memref<64x32xf32>,
+                       %a2: memref<63x8xf32>, %c2: memref<63x32xf32>,
+                       %a3: memref<64x64xf32>, %sq: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x8xf32>, memref<8x32xf32>) outs(%c : memref<64x32xf32>)
+  linalg.matmul ins(%a2, %b : memref<63x8xf32>, memref<8x32xf32>) outs(%c2 : memref<63x32xf32>)
+  linalg.matmul ins(%a3, %sq : memref<64x64xf32>, memref<64x64xf32>) outs(%sq : memref<64x64xf32>)
   return
 }

@@ -3,7 +3,10 @@
 // C[.., i, j] += A[.., i, k] · B[.., k, j] on buffers -> loops over cache
 // blocks of (j, k) and register blocks of tile-m rows × tile-n vectors of C,
 // accumulated with vector FMAs of a broadcast A element and a row vector of
-// B. Each C element still sums k in order.
+// B. Each C element still sums k in order. With enough rows, each cache
+// block of B is first copied into a buffer whose rows are a vector longer
+// than the block's: the register blocks read it again and again, and B's
+// own rows, a power of two apart (512 floats), fall into a few L1 sets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -147,6 +150,12 @@ public:
     a = op.getDpsInputOperand(0);
     bOperand = op.getDpsInputOperand(1);
     out = op.getDpsInitOperand(0);
+    auto elemType =
+        cast<MemRefType>(bOperand->get().getType()).getElementType();
+    blockType = MemRefType::get(
+        {ShapedType::kDynamic, ShapedType::kDynamic}, elemType,
+        StridedLayoutAttr::get(b.getContext(), ShapedType::kDynamic,
+                               {ShapedType::kDynamic, 1}));
   }
 
   void build() {
@@ -155,6 +164,7 @@ public:
       return getValueOrCreateConstantIndexOp(b, loc, r.size);
     });
     dimValues.assign(op.getNumLoops(), Value());
+    buildPackBuffer();
     SmallVector<Value> lbs, ubs, steps;
     for (unsigned d : c.batch) {
       lbs.push_back(cst(0));
@@ -169,10 +179,111 @@ public:
             dimValues[d] = iv;
           buildBatch();
         });
+    if (pack)
+      memref::DeallocOp::create(b, loc, pack);
   }
 
 private:
   Value cst(int64_t v) { return arith::ConstantIndexOp::create(b, loc, v); }
+
+  /// The buffer B's cache blocks are copied into when C has at least
+  /// `packMinRows` rows: min(block-k, k) rows of the block's columns rounded
+  /// up to whole vectors, plus one vector (so that its rows are not a power
+  /// of two apart). Not when B shares C's buffer (the kernel would read B
+  /// before it writes C, not as it goes).
+  void buildPackBuffer() {
+    if (options.packMinRows <= 0 ||
+        bufferRoot(bOperand->get()) == bufferRoot(out->get()))
+      return;
+    int64_t rows = op.getStaticLoopRanges()[c.m];
+    if (!ShapedType::isDynamic(rows) && rows < options.packMinRows)
+      return;
+    Value nSize = sizes[c.n], kSize = sizes[c.k];
+    // Dynamic rows: whether to pack is decided per call.
+    if (ShapedType::isDynamic(rows))
+      packing = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                      sizes[c.m], cst(options.packMinRows));
+    Value columns =
+        options.blockN > 0
+            ? arith::MinUIOp::create(b, loc, nSize, cst(options.blockN))
+                  .getResult()
+            : nSize;
+    Value vectors = arith::CeilDivUIOp::create(b, loc, columns, cst(width));
+    Value stride = arith::MulIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, vectors, cst(1)), cst(width));
+    Value kRows = arith::MinUIOp::create(b, loc, kSize, cst(options.blockK));
+    // No rows when the call does not pack.
+    Value allocRows =
+        packing ? arith::SelectOp::create(b, loc, packing, kRows, cst(0))
+                : kRows;
+    auto type = MemRefType::get({ShapedType::kDynamic, ShapedType::kDynamic},
+                                blockType.getElementType());
+    pack = memref::AllocOp::create(b, loc, type, ValueRange{allocRows, stride},
+                                   b.getI64IntegerAttr(64));
+  }
+
+  /// B's cache block [pc, pcEnd) × [jc, jcEnd) as a 2-D view (k, n) that the
+  /// kernel reads at (kv - pc, col - jc): B itself, or its copy in `pack`.
+  Value blockOfB(Value jc, Value jcEnd, Value pc, Value pcEnd) {
+    Value kLen = arith::SubIOp::create(b, loc, pcEnd, pc);
+    Value nLen = arith::SubIOp::create(b, loc, jcEnd, jc);
+    AffineMap map = op.getMatchingIndexingMap(bOperand);
+    SmallVector<OpFoldResult> offsets, lengths,
+        strides(map.getNumResults(), b.getIndexAttr(1));
+    for (AffineExpr e : map.getResults()) {
+      unsigned d = cast<AffineDimExpr>(e).getPosition();
+      if (d == c.k || d == c.n) {
+        offsets.push_back(d == c.k ? pc : jc);
+        lengths.push_back(d == c.k ? kLen : nLen);
+      } else {
+        offsets.push_back(dimValues[d]);
+        lengths.push_back(b.getIndexAttr(1));
+      }
+    }
+    auto source = cast<MemRefType>(bOperand->get().getType());
+    MemRefType viewType = memref::SubViewOp::inferRankReducedResultType(
+        {ShapedType::kDynamic, ShapedType::kDynamic}, source, offsets, lengths,
+        strides);
+    Value direct = memref::SubViewOp::create(b, loc, viewType, bOperand->get(),
+                                             offsets, lengths, strides);
+    direct = memref::CastOp::create(b, loc, blockType, direct);
+    if (!pack)
+      return direct;
+    if (!packing)
+      return copyBlock(direct, kLen, nLen);
+    auto ifOp = scf::IfOp::create(b, loc, TypeRange{blockType}, packing,
+                                  /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard g(b);
+    b.setInsertionPointToStart(ifOp.elseBlock());
+    scf::YieldOp::create(b, loc, direct);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    scf::YieldOp::create(b, loc, copyBlock(direct, kLen, nLen));
+    return ifOp.getResult(0);
+  }
+
+  /// Copies the block `direct` (kLen × nLen) into `pack`; returns the copy.
+  Value copyBlock(Value direct, Value kLen, Value nLen) {
+    SmallVector<OpFoldResult> zeros(2, b.getIndexAttr(0)),
+        ones(2, b.getIndexAttr(1)), blockSizes{kLen, nLen};
+    Value copy =
+        memref::SubViewOp::create(b, loc, pack, zeros, blockSizes, ones);
+    copy = memref::CastOp::create(b, loc, blockType, copy);
+    auto rowLoop = scf::ForOp::create(b, loc, cst(0), kLen, cst(1));
+    {
+      OpBuilder::InsertionGuard rg(b);
+      b.setInsertionPointToStart(rowLoop.getBody());
+      Value kk = rowLoop.getInductionVar();
+      auto colLoop = scf::ForOp::create(b, loc, cst(0), nLen, cst(width));
+      b.setInsertionPointToStart(colLoop.getBody());
+      Value col = colLoop.getInductionVar();
+      Value left = arith::SubIOp::create(b, loc, nLen, col);
+      Value mask = vector::CreateMaskOp::create(b, loc, maskType, left);
+      Value value = loadVector(direct, {kk, col}, mask);
+      vector::MaskedStoreOp::create(b, loc, copy, ValueRange{kk, col}, mask,
+                                    value);
+    }
+    return copy;
+  }
 
   /// for (jc, pc) cache blocks: full row blocks, then single rows.
   void buildBatch() {
@@ -194,6 +305,8 @@ private:
     Value pc = pcLoop.getInductionVar();
     Value pcEnd = arith::MinUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, pc, cst(options.blockK)), kSize);
+    blockB = blockOfB(jc, jcEnd, pc, pcEnd);
+    blockCol = jc;
     // Full register blocks of columns end at fullEnd; the rest is masked.
     Value bw = cst(options.tileN * width);
     Value len = arith::SubIOp::create(b, loc, jcEnd, jc);
@@ -250,8 +363,7 @@ private:
     });
   }
 
-  Value loadVector(OpOperand *operand, ValueRange idx, Value mask) {
-    Value base = operand->get();
+  Value loadVector(Value base, ValueRange idx, Value mask) {
     if (!mask)
       return vector::LoadOp::create(b, loc, vecType, base, idx);
     Value zero = arith::ConstantOp::create(
@@ -286,8 +398,8 @@ private:
       SmallVector<Value> loaded;
       for (int64_t r = 0; r < rowCount; ++r)
         for (int64_t v = 0; v < options.tileN; ++v)
-          loaded.push_back(
-              loadVector(out, indices(out, rowsIdx[r], cols[v], pc), masks[v]));
+          loaded.push_back(loadVector(
+              out->get(), indices(out, rowsIdx[r], cols[v], pc), masks[v]));
       return loaded;
     };
     if (!initial) {
@@ -319,10 +431,12 @@ private:
       OpBuilder::InsertionGuard g(b);
       b.setInsertionPointToStart(kLoop.getBody());
       Value kv = kLoop.getInductionVar();
+      Value kInBlock = arith::SubIOp::create(b, loc, kv, pc);
       SmallVector<Value> bRow;
-      for (int64_t v = 0; v < options.tileN; ++v)
-        bRow.push_back(loadVector(bOperand, indices(bOperand, row, cols[v], kv),
-                                  masks[v]));
+      for (int64_t v = 0; v < options.tileN; ++v) {
+        Value colInBlock = arith::SubIOp::create(b, loc, cols[v], blockCol);
+        bRow.push_back(loadVector(blockB, {kInBlock, colInBlock}, masks[v]));
+      }
       SmallVector<Value> next;
       for (int64_t r = 0; r < rowCount; ++r) {
         Value scalar = memref::LoadOp::create(b, loc, a->get(),
@@ -364,6 +478,13 @@ private:
   VectorType vecType, maskType;
   int64_t width;
   OpOperand *a, *bOperand, *out;
+  /// The type of a cache block of B (blockOfB).
+  MemRefType blockType;
+  /// The packing buffer or null, and whether this call packs (an i1; null
+  /// when the static row count decided).
+  Value pack, packing;
+  /// The current cache block of B and its first column.
+  Value blockB, blockCol;
   SmallVector<Value> sizes;
   SmallVector<Value> dimValues;
 };
@@ -403,6 +524,7 @@ struct RPEVectorizeContractionsPass
     options.tileN = tileN;
     options.blockK = blockK;
     options.blockN = blockN;
+    options.packMinRows = packMinRows;
     options.useFMA = fma;
     return options;
   }
@@ -449,6 +571,9 @@ LogicalResult mlir::rpe::checkVectorizeContractionsOptions(
     return error("block-k must be positive, got " + Twine(o.blockK));
   if (o.blockN < 0)
     return error("block-n must not be negative, got " + Twine(o.blockN));
+  if (o.packMinRows < 0)
+    return error("pack-min-rows must not be negative, got " +
+                 Twine(o.packMinRows));
   return success();
 }
 

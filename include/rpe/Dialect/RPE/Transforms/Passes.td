@@ -420,7 +420,12 @@ def RPEVectorizeContractionsPass : Pass<"rpe-vectorize-contractions"> {
     the op right before is a `linalg.fill` of C with a scalar and k has a
     static, positive size, the accumulators of the first k block start
     from that scalar instead of loading C, and the fill goes: C is written
-    once instead of three times (fill, load, store).
+    once instead of three times (fill, load, store). When C has at least
+    `pack-min-rows` rows (decided at run time when they are dynamic), each
+    cache block of B is first copied into a buffer allocated once per op,
+    whose rows are the block's rounded up to whole vectors plus one vector:
+    the register blocks read B's block again and again, and rows a power
+    of two apart would share a few L1 sets. The sums are the same.
   }];
   let options = [
     Option<"vectorWidth", "vector-width", "int64_t", /*default=*/"16",
@@ -433,6 +438,11 @@ def RPEVectorizeContractionsPass : Pass<"rpe-vectorize-contractions"> {
            "Values of k per cache block">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"512",
            "Columns of C per cache block (0: no column blocking)">,
+    Option<"packMinRows", "pack-min-rows", "int64_t", /*default=*/"64",
+           "Copy each cache block of B into a buffer whose rows are a "
+           "vector longer than the block's, read by every register block, "
+           "when C has at least this many rows (checked at run time when "
+           "dynamic); 0: never">,
     Option<"fma", "fma", "bool", /*default=*/"true",
            "Use vector.fma (false: mulf + addf, for targets without FMA)">,
   ];

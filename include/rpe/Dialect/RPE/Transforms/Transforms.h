@@ -283,6 +283,10 @@ struct VectorizeContractionsOptions {
   /// Cache blocks: values of k, columns of C (0: all columns).
   int64_t blockK = 256;
   int64_t blockN = 512;
+  /// Copy each cache block of B into a buffer of its own (rows a vector
+  /// longer than the block's) when C has at least this many rows (checked
+  /// at run time when they are dynamic); 0: never.
+  int64_t packMinRows = 64;
   /// vector.fma, or mulf + addf for targets without FMA.
   bool useFMA = true;
 };
