@@ -209,8 +209,10 @@ private:
                   .getResult()
             : nSize;
     Value vectors = arith::CeilDivUIOp::create(b, loc, columns, cst(width));
-    Value stride = arith::MulIOp::create(
-        b, loc, arith::AddIOp::create(b, loc, vectors, cst(1)), cst(width));
+    // (One op-building call per argument list: the IR's order must not
+    // depend on the order in which the C++ compiler evaluates arguments.)
+    Value padded = arith::AddIOp::create(b, loc, vectors, cst(1));
+    Value stride = arith::MulIOp::create(b, loc, padded, cst(width));
     Value kRows = arith::MinUIOp::create(b, loc, kSize, cst(options.blockK));
     // No rows when the call does not pack.
     Value allocRows =
@@ -268,12 +270,15 @@ private:
     Value copy =
         memref::SubViewOp::create(b, loc, pack, zeros, blockSizes, ones);
     copy = memref::CastOp::create(b, loc, blockType, copy);
-    auto rowLoop = scf::ForOp::create(b, loc, cst(0), kLen, cst(1));
+    Value zero = cst(0);
+    Value one = cst(1);
+    auto rowLoop = scf::ForOp::create(b, loc, zero, kLen, one);
     {
       OpBuilder::InsertionGuard rg(b);
       b.setInsertionPointToStart(rowLoop.getBody());
       Value kk = rowLoop.getInductionVar();
-      auto colLoop = scf::ForOp::create(b, loc, cst(0), nLen, cst(width));
+      Value step = cst(width);
+      auto colLoop = scf::ForOp::create(b, loc, zero, nLen, step);
       b.setInsertionPointToStart(colLoop.getBody());
       Value col = colLoop.getInductionVar();
       Value left = arith::SubIOp::create(b, loc, nLen, col);
@@ -299,8 +304,9 @@ private:
     Value jc = jcLoop.getInductionVar();
     Value jcEnd = arith::MinUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, jc, nBlock), nSize);
-    auto pcLoop =
-        scf::ForOp::create(b, loc, cst(0), kSize, cst(options.blockK));
+    Value kStart = cst(0);
+    Value kStep = cst(options.blockK);
+    auto pcLoop = scf::ForOp::create(b, loc, kStart, kSize, kStep);
     b.setInsertionPointToStart(pcLoop.getBody());
     Value pc = pcLoop.getInductionVar();
     Value pcEnd = arith::MinUIOp::create(
