@@ -95,10 +95,11 @@ struct LowerRelativeBias : OpRewritePattern<RelativeBiasOp> {
         qOffset
             ? arith::SubIOp::create(rewriter, loc, lastKey, qOffset).getResult()
             : lastKey;
-    // No diagonal without a query or a key.
-    Value length = arith::MaxSIOp::create(
-        rewriter, loc, arith::AddIOp::create(rewriter, loc, lq, lastKey),
-        indexConst(rewriter, loc, 0));
+    // No diagonal without a query or a key. (One op-building call per
+    // argument list: the IR's order must not depend on the compiler.)
+    Value diagonals = arith::AddIOp::create(rewriter, loc, lq, lastKey);
+    Value length = arith::MaxSIOp::create(rewriter, loc, diagonals,
+                                          indexConst(rewriter, loc, 0));
     Value diag =
         buildTableDiagonals(rewriter, loc, table, length, shift, bucketing);
     Value result = generic(

@@ -480,18 +480,21 @@ Value mlir::rpe::buildToeplitzDiagonal(OpBuilder &b, AttentionOp op,
                                        Value table,
                                        BucketingAttrInterface bucketing,
                                        int64_t padding) {
-  return buildTableDiagonals(b, op.getLoc(), table,
-                             diagonalLength(b, op, padding),
-                             buildDiagonalShift(b, op), bucketing);
+  // (One op-building call per statement: the IR's order must not depend
+  // on the order in which the C++ compiler evaluates arguments.)
+  Value shift = buildDiagonalShift(b, op);
+  Value length = diagonalLength(b, op, padding);
+  return buildTableDiagonals(b, op.getLoc(), table, length, shift, bucketing);
 }
 
 Value mlir::rpe::buildBucketDiagonal(OpBuilder &b, AttentionOp op,
                                      BucketingAttrInterface bucketing,
                                      int64_t padding) {
-  Location loc = op.getLoc();
+  Value shift = buildDiagonalShift(b, op);
+  Value length = diagonalLength(b, op, padding);
   return buildDiagonalTable(
-      b, loc, indexConst(b, loc, 1), diagonalLength(b, op, padding),
-      buildDiagonalShift(b, op), b.getIndexType(), bucketing,
+      b, op.getLoc(), indexConst(b, op.getLoc(), 1), length, shift,
+      b.getIndexType(), bucketing,
       [](OpBuilder &, Location, Value, Value bucket) { return bucket; });
 }
 
