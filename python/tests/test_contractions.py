@@ -6,7 +6,8 @@ block, columns that do not fill a vector block (masked) and more than one
 cache block of columns (512) and of k (256), B's cache blocks read in place
 and copied (pack-min-rows: 64 rows or more, per thread); batched and
 broadcast operands,
-A read transposed, accumulation into a non-zero C, f64, threads, and the
+A read transposed, accumulation into a non-zero C, a filled C with k dynamic
+(0 included), f64, threads, and the
 AVX2-sized and generic (4-lane) vector widths. Tolerance: 1e-5 of the
 largest |A|·|B| sum (f32 accumulation over up to 600 terms), 1e-12 for
 f64."""
@@ -50,6 +51,22 @@ func.func @bmm(%a: tensor<?x?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?x?xf32> 
 }
 """
 
+# C filled with a non-zero value right before the matmul, k dynamic: the
+# fill runs only when k is 0, otherwise the kernel starts from its value.
+FILLED = """
+func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %v = arith.constant 0.75 : f32
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %f = linalg.fill ins(%v : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%f : tensor<?x?xf32>) -> tensor<?x?xf32>
+  return %r : tensor<?x?xf32>
+}
+"""
+
 SHAPES = [(1, 1, 1), (5, 7, 3), (6, 64, 16), (13, 33, 17), (7, 600, 300),
           (64, 129, 513), (1, 1024, 64), (150, 600, 300), (130, 1, 70)]
 
@@ -83,6 +100,18 @@ def test_matmul(matmul, m, n, k):
     c = rng.standard_normal((m, n)).astype(dtype)
     got = lib.mm(a, b, c.copy())
     _check(got, a, b, c, 1e-5 if t == "f32" else 1e-12)
+
+
+@pytest.mark.parametrize("m,n,k", [(5, 7, 0), (70, 530, 0), (13, 33, 17),
+                                   (150, 600, 300), (64, 129, 513)])
+@pytest.mark.parametrize("threads", [0, 2])
+def test_filled_dynamic_k(m, n, k, threads):
+    lib = rpe.compile(FILLED, num_threads=threads, opt_level=3)
+    rng = np.random.default_rng(m + n + k)
+    a = rng.standard_normal((m, k)).astype(np.float32)
+    b = rng.standard_normal((k, n)).astype(np.float32)
+    got = lib.mm(a, b)
+    _check(got, a, b, np.full((m, n), 0.75, np.float32), 1e-5)
 
 
 @pytest.mark.parametrize("nb,m,n,k", [(1, 1, 1, 1), (3, 10, 24, 32),

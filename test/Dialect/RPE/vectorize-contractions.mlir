@@ -206,23 +206,50 @@ func.func @filled(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf
 
 // -----
 
+// A dynamic k may be 0: the op then writes nothing, and C must hold the
+// fill's value. The fill runs only then; otherwise the first k block starts
+// from the fill's value (k may span several k blocks) and later ones load C.
+// CHECK-LABEL: func.func @filled_dynamic_k
+// CHECK-SAME: (%[[A:[a-z0-9]+]]: memref<?x?xf32>, %[[B:[a-z0-9]+]]: memref<?x32xf32>, %[[C:[a-z0-9]+]]: memref<?x32xf32>
+// CHECK-DAG: %[[S:.*]] = arith.constant dense<1.500000e+00> : vector<8xf32>
+// CHECK-DAG: %[[V:.*]] = arith.constant 1.500000e+00 : f32
+// CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
+// CHECK-DAG: %[[C1:.*]] = arith.constant 1 : index
+// CHECK: %[[K:.*]] = memref.dim %[[A]], %[[C1]]
+// CHECK: %[[NOK:.*]] = arith.cmpi eq, %[[K]], %[[C0]]
+// CHECK-NEXT: scf.if %[[NOK]] {
+// CHECK-NEXT:   linalg.fill ins(%[[V]] : f32) outs(%[[C]] : memref<?x32xf32>)
+// CHECK-NEXT: }
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for %[[PC:.*]] = %[[C0]] to %[[K]]
+// CHECK: %[[FIRST:.*]] = arith.cmpi eq, %[[PC]], %[[C0]]
+// CHECK: scf.if %[[FIRST]] -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK-NEXT: scf.yield %[[S]], %[[S]], %[[S]], %[[S]]
+// CHECK-NEXT: } else {
+// CHECK-NEXT: vector.load %[[C]]
+// CHECK-NOT: linalg.fill
+func.func @filled_dynamic_k(%a: memref<?x?xf32>, %b: memref<?x32xf32>, %c: memref<?x32xf32>) {
+  %v = arith.constant 1.5 : f32
+  linalg.fill ins(%v : f32) outs(%c : memref<?x32xf32>)
+  linalg.matmul ins(%a, %b : memref<?x?xf32>, memref<?x32xf32>) outs(%c : memref<?x32xf32>)
+  return
+}
+
+// -----
+
 // The fill stays, and C is loaded: a fill not right before the op, a fill
-// of another buffer, a dynamic k (which may be 0: the op writes nothing
-// then, the fill's value must be there), and A read from a view of C's
-// buffer (it must read the fill's value).
+// of another buffer, and A read from a view of C's buffer (it must read
+// the fill's value).
 // CHECK-LABEL: func.func @fill_kept
 // CHECK: linalg.fill {{.*}} outs(%arg2 :
 // CHECK: memref.copy
 // CHECK: vector.load %arg2
-// CHECK: linalg.fill {{.*}} outs(%arg9 :
+// CHECK: linalg.fill {{.*}} outs(%arg6 :
 // CHECK: vector.load %arg5
-// CHECK: linalg.fill {{.*}} outs(%arg8 :
-// CHECK: vector.load %arg8
-// CHECK: linalg.fill {{.*}} outs(%arg10 :
-// CHECK: vector.load %arg10
+// CHECK: linalg.fill {{.*}} outs(%arg7 :
+// CHECK: vector.load %arg7
 func.func @fill_kept(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x32xf32>,
                      %a2: memref<?x64xf32>, %b2: memref<64x32xf32>, %c2: memref<?x32xf32>,
-                     %a3: memref<?x?xf32>, %b3: memref<?x32xf32>, %c3: memref<?x32xf32>,
                      %other: memref<?x32xf32>, %sq: memref<32x32xf32>,
                      %b4: memref<8x32xf32>) {
   %v = arith.constant 0.0 : f32
@@ -231,8 +258,6 @@ func.func @fill_kept(%a: memref<?x64xf32>, %b: memref<64x32xf32>, %c: memref<?x3
   linalg.matmul ins(%a, %b : memref<?x64xf32>, memref<64x32xf32>) outs(%c : memref<?x32xf32>)
   linalg.fill ins(%v : f32) outs(%other : memref<?x32xf32>)
   linalg.matmul ins(%a2, %b2 : memref<?x64xf32>, memref<64x32xf32>) outs(%c2 : memref<?x32xf32>)
-  linalg.fill ins(%v : f32) outs(%c3 : memref<?x32xf32>)
-  linalg.matmul ins(%a3, %b3 : memref<?x?xf32>, memref<?x32xf32>) outs(%c3 : memref<?x32xf32>)
   %a4 = memref.subview %sq[0, 0] [32, 8] [1, 1] : memref<32x32xf32> to memref<32x8xf32, strided<[32, 1]>>
   linalg.fill ins(%v : f32) outs(%sq : memref<32x32xf32>)
   linalg.matmul ins(%a4, %b4 : memref<32x8xf32, strided<[32, 1]>>, memref<8x32xf32>) outs(%sq : memref<32x32xf32>)

@@ -117,8 +117,9 @@ FailureOr<Contraction> matchContraction(linalg::LinalgOp op) {
 
 /// The `linalg.fill` right before `op` that fills its output buffer with a
 /// scalar, when the kernel can start its accumulators from that scalar
-/// instead (k has a static, positive size, so every element of C is
-/// written by the first k block): the fill is then not needed.
+/// instead: the first k block writes every element of C when k is positive.
+/// A static positive k drops the fill; a dynamic one keeps it only for the
+/// calls where k is 0.
 linalg::FillOp initialFill(linalg::LinalgOp op, const Contraction &c) {
   auto fill = dyn_cast_or_null<linalg::FillOp>(op->getPrevNode());
   if (!fill || !fill.hasPureBufferSemantics() ||
@@ -126,7 +127,7 @@ linalg::FillOp initialFill(linalg::LinalgOp op, const Contraction &c) {
       fill.getInputs()[0].getType() != c.elem)
     return nullptr;
   int64_t k = op.getStaticLoopRanges()[c.k];
-  if (ShapedType::isDynamic(k) || k <= 0)
+  if (!ShapedType::isDynamic(k) && k <= 0)
     return nullptr;
   // A or B in C's buffer would read the fill's value.
   Value out = bufferRoot(op.getDpsInits()[0]);
@@ -140,9 +141,10 @@ linalg::FillOp initialFill(linalg::LinalgOp op, const Contraction &c) {
 class KernelBuilder {
 public:
   KernelBuilder(OpBuilder &b, linalg::LinalgOp op, const Contraction &c,
-                const VectorizeContractionsOptions &options, Value initial)
-      : b(b), loc(op.getLoc()), op(op), c(c), options(options),
-        initial(initial) {
+                const VectorizeContractionsOptions &options,
+                linalg::FillOp fill)
+      : b(b), loc(op.getLoc()), op(op), c(c), options(options), fill(fill),
+        initial(fill ? fill.getInputs()[0] : Value()) {
     int64_t lanes = options.vectorWidth * 32 / this->c.elem.getWidth();
     vecType = VectorType::get({std::max<int64_t>(lanes, 1)}, this->c.elem);
     maskType = VectorType::get(vecType.getShape(), b.getI1Type());
@@ -164,6 +166,15 @@ public:
       return getValueOrCreateConstantIndexOp(b, loc, r.size);
     });
     dimValues.assign(op.getNumLoops(), Value());
+    // A dynamic k of 0 runs no k block: then the fill still writes C.
+    if (fill && ShapedType::isDynamic(op.getStaticLoopRanges()[c.k])) {
+      Value noK = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        sizes[c.k], cst(0));
+      auto ifOp = scf::IfOp::create(b, loc, noK, /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      b.clone(*fill);
+    }
     buildPackBuffer();
     SmallVector<Value> lbs, ubs, steps;
     for (unsigned d : c.batch) {
@@ -416,7 +427,7 @@ private:
       Value splat = vector::BroadcastOp::create(b, loc, vecType, initial);
       SmallVector<Value> splats(rowCount * options.tileN, splat);
       int64_t k = op.getStaticLoopRanges()[c.k];
-      if (k <= options.blockK) {
+      if (!ShapedType::isDynamic(k) && k <= options.blockK) {
         acc = splats;
       } else {
         Value first =
@@ -479,7 +490,9 @@ private:
   linalg::LinalgOp op;
   Contraction c;
   const VectorizeContractionsOptions &options;
-  /// The scalar C was filled with (its fill elided), or null: C is loaded.
+  /// The fill of C the kernel replaces and the scalar it filled C with, or
+  /// null: C is loaded.
+  linalg::FillOp fill;
   Value initial;
   VectorType vecType, maskType;
   int64_t width;
@@ -506,9 +519,7 @@ struct VectorizeContraction : OpInterfaceRewritePattern<linalg::LinalgOp> {
       return rewriter.notifyMatchFailure(op, "not a vectorizable contraction");
     linalg::FillOp fill = initialFill(op, *c);
     rewriter.setInsertionPoint(op);
-    KernelBuilder(rewriter, op, *c, options,
-                  fill ? fill.getInputs()[0] : Value())
-        .build();
+    KernelBuilder(rewriter, op, *c, options, fill).build();
     rewriter.eraseOp(op);
     if (fill)
       rewriter.eraseOp(fill);

@@ -417,10 +417,11 @@ def RPEVectorizeContractionsPass : Pass<"rpe-vectorize-contractions"> {
     not part of an attention kernel (the attention kernels are vector code
     already). Ops of any other shape (A and B both reduced along their
     last dimension, integer or mixed types) are left to the loops. When
-    the op right before is a `linalg.fill` of C with a scalar and k has a
-    static, positive size, the accumulators of the first k block start
-    from that scalar instead of loading C, and the fill goes: C is written
-    once instead of three times (fill, load, store). When C has at least
+    the op right before is a `linalg.fill` of C with a scalar and k is not
+    statically 0, the accumulators of the first k block start from that
+    scalar instead of loading C, and the fill goes (with a dynamic k it
+    stays only for the calls where k is 0): C is written once instead of
+    three times (fill, load, store). When C has at least
     `pack-min-rows` rows (decided at run time when they are dynamic), each
     cache block of B is first copied into a buffer allocated once per op,
     whose rows are the block's rounded up to whole vectors plus one vector:
