@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """Matmuls outside attention: rpe's register-blocked contraction kernel
-(rpe-vectorize-contractions, through rpe.compile of a linalg.matmul with
-dynamic shapes) side by side with torch.matmul (oneDNN/MKL) and NumPy
+(rpe-vectorize-contractions, through rpe.compile of a zero fill and a
+linalg.matmul with dynamic shapes, A · B into a new C) side by side with torch.matmul (oneDNN/MKL) and NumPy
 (its BLAS) in one run, with the machine's FMA peak (the probe of
 cpu_attention_bench.py). fp32, 2 threads, median of --repeats calls after
 one warm-up, all implementations interleaved in one process (--rounds
-rounds, default 3, median of the round medians; OMP_WAIT_POLICY=passive).
+rounds, default 3, median of the round medians; OMP_WAIT_POLICY=passive,
+OPENBLAS_THREAD_TIMEOUT=4).
 
 Shapes: the projections and MLPs of the whole-model benchmark (L × 512
 times 512 × 512, 512 × 2048, 2048 × 512) and a DeBERTa position table
@@ -35,8 +36,18 @@ sys.path.insert(0, HERE)
 from cpu_attention_bench import (THREADS, _compile_rpe, ensure_torch,  # noqa
                                  fma_peak)
 
+# A · B into a new, zero-filled C: the form of the models' projections, and
+# what torch.matmul and NumPy compute (an `outs(%c)` argument would add a
+# copy of C, since arguments are read-only).
 MATMUL = """
-func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>, %c: tensor<?x?xf32>) -> tensor<?x?xf32> {
+func.func @mm(%a: tensor<?x?xf32>, %b: tensor<?x?xf32>) -> tensor<?x?xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : tensor<?x?xf32>
+  %n = tensor.dim %b, %c1 : tensor<?x?xf32>
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty(%m, %n) : tensor<?x?xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%e : tensor<?x?xf32>) -> tensor<?x?xf32>
   %0 = linalg.matmul ins(%a, %b : tensor<?x?xf32>, tensor<?x?xf32>) outs(%c : tensor<?x?xf32>) -> tensor<?x?xf32>
   return %0 : tensor<?x?xf32>
 }
@@ -74,6 +85,11 @@ def main():
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     os.environ.setdefault("OMP_NUM_THREADS", str(THREADS))
     os.environ.setdefault("OPENBLAS_NUM_THREADS", str(THREADS))
+    # NumPy's OpenBLAS threads are not OpenMP ones: after each call they
+    # spin for about 2^28 cycles unless told otherwise, and the next
+    # implementation in the round (rpe@base, right after NumPy) ran at half
+    # speed. 4: spin 2^4 cycles, then sleep.
+    os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
     ensure_torch()
     import numpy as np
     import torch
@@ -92,19 +108,18 @@ def main():
     for m, n, k in shapes([int(x) for x in args.lengths.split(",")]):
         a = rng.standard_normal((m, k), dtype=np.float32)
         b = rng.standard_normal((k, n), dtype=np.float32)
-        c = np.zeros((m, n), np.float32)
         ta, tb = torch.from_numpy(a), torch.from_numpy(b)
-        got = lib.mm(a, b, c)
+        got = lib.mm(a, b)
         want = a.astype(np.float64) @ b.astype(np.float64)
         err = float(np.abs(got - want).max() / np.abs(want).max())
-        fns = {"rpe": lambda: lib.mm(a, b, c),
+        fns = {"rpe": lambda: lib.mm(a, b),
                "torch": lambda: torch.matmul(ta, tb),
                "numpy": lambda: a @ b}
         if base:
-            base_err = float(np.abs(base.mm(a, b, c) - want).max() /
+            base_err = float(np.abs(base.mm(a, b) - want).max() /
                              np.abs(want).max())
             err = max(err, base_err)
-            fns["rpe@base"] = lambda: base.mm(a, b, c)
+            fns["rpe@base"] = lambda: base.mm(a, b)
         times = {name: [] for name in fns}
         for _ in range(args.rounds):  # interleaved rounds
             for name, fn in fns.items():
