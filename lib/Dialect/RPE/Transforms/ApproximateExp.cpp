@@ -1,0 +1,88 @@
+//===- ApproximateExp.cpp - vectorizable exp in linalg bodies -------------===//
+//
+// f32 `math.exp` in the body of a linalg op -> upstream's polynomial
+// approximation. Lowered as is, the exp is a libm call per element, and
+// LLVM's loop vectorizer leaves a loop with a call in it scalar.
+//
+//===----------------------------------------------------------------------===//
+
+#include "rpe/Dialect/RPE/Transforms/Passes.h"
+#include "rpe/Dialect/RPE/Transforms/Transforms.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir {
+namespace rpe {
+#define GEN_PASS_DEF_RPEAPPROXIMATEEXPPASS
+#include "rpe/Dialect/RPE/Transforms/Passes.h.inc"
+} // namespace rpe
+} // namespace mlir
+
+using namespace mlir;
+
+namespace {
+
+struct RPEApproximateExpPass
+    : rpe::impl::RPEApproximateExpPassBase<RPEApproximateExpPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    SmallVector<Operation *> exps = collect();
+    if (exps.empty())
+      return;
+    // The bodies' own FMAs, which stay FMAs whatever the target.
+    llvm::SmallPtrSet<Operation *, 8> userFMAs;
+    for (Operation *exp : exps)
+      exp->getParentOp()->walk([&](math::FmaOp f) { userFMAs.insert(f); });
+    RewritePatternSet patterns(&getContext());
+    rpe::populateRPEApproximateExpPatterns(patterns);
+    // Only these ops: exps outside linalg bodies stay.
+    GreedyRewriteConfig config;
+    config.setStrictness(GreedyRewriteStrictness::ExistingOps);
+    if (failed(applyOpPatternsGreedily(exps, std::move(patterns), config)))
+      return signalPassFailure();
+    numApproximated += exps.size() - collect().size();
+    if (fma)
+      return;
+    // Without FMA hardware, a scalar llvm.fma is a libm call per element:
+    // the polynomial's FMAs become a multiply and an add.
+    SmallVector<math::FmaOp> fmas;
+    getOperation()->walk([&](math::FmaOp f) {
+      if (!userFMAs.contains(f) &&
+          isa_and_nonnull<linalg::LinalgOp>(f->getParentOp()))
+        fmas.push_back(f);
+    });
+    IRRewriter rewriter(&getContext());
+    for (math::FmaOp f : fmas) {
+      rewriter.setInsertionPoint(f);
+      Value product =
+          arith::MulFOp::create(rewriter, f.getLoc(), f.getA(), f.getB());
+      rewriter.replaceOpWithNewOp<arith::AddFOp>(f, product, f.getC());
+    }
+  }
+
+  /// The f32 exps directly in linalg op bodies.
+  SmallVector<Operation *> collect() {
+    SmallVector<Operation *> exps;
+    getOperation()->walk([&](math::ExpOp exp) {
+      if (getElementTypeOrSelf(exp.getType()).isF32() &&
+          isa_and_nonnull<linalg::LinalgOp>(exp->getParentOp()))
+        exps.push_back(exp);
+    });
+    return exps;
+  }
+};
+
+} // namespace
+
+void mlir::rpe::populateRPEApproximateExpPatterns(RewritePatternSet &patterns) {
+  populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+    return name == math::ExpOp::getOperationName();
+  });
+}
