@@ -41,14 +41,18 @@ func.func @sigmoid(%x: tensor<?xf32>) -> tensor<?xf32> {
 
 // -----
 
-// The body's own math.fma stays an FMA without FMA hardware too.
+// The user's own math.fma stays an FMA without FMA hardware too, in the
+// body with the exp and in another one.
 // NOFMA-LABEL: func.func @own_fma
 // NOFMA: linalg.generic
 // NOFMA-NOT: math.exp
 // NOFMA: math.fma %{{.*}}, %{{.*}}, %{{.*}} : f32
 // NOFMA-NOT: math.fma
 // NOFMA: linalg.yield
-func.func @own_fma(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
+// NOFMA: linalg.generic
+// NOFMA-NEXT: ^bb0
+// NOFMA-NEXT: math.fma
+func.func @own_fma(%x: tensor<8xf32>, %y: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
   %r = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
                        iterator_types = ["parallel"]}
       ins(%x : tensor<8xf32>) outs(%y : tensor<8xf32>) {
@@ -57,7 +61,14 @@ func.func @own_fma(%x: tensor<8xf32>, %y: tensor<8xf32>) -> tensor<8xf32> {
     %1 = math.fma %0, %in, %out : f32
     linalg.yield %1 : f32
   } -> tensor<8xf32>
-  return %r : tensor<8xf32>
+  %s = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>],
+                       iterator_types = ["parallel"]}
+      ins(%x : tensor<8xf32>) outs(%y : tensor<8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %1 = math.fma %in, %in, %out : f32
+    linalg.yield %1 : f32
+  } -> tensor<8xf32>
+  return %r, %s : tensor<8xf32>, tensor<8xf32>
 }
 
 // -----

@@ -17,6 +17,8 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include "llvm/ADT/SetVector.h"
+
 namespace mlir {
 namespace rpe {
 #define GEN_PASS_DEF_RPEAPPROXIMATEEXPPASS
@@ -36,10 +38,14 @@ struct RPEApproximateExpPass
     SmallVector<Operation *> exps = collect();
     if (exps.empty())
       return;
-    // The bodies' own FMAs, which stay FMAs whatever the target.
-    llvm::SmallPtrSet<Operation *, 8> userFMAs;
+    // The linalg ops whose bodies change, and their own FMAs, which stay
+    // FMAs whatever the target.
+    llvm::SetVector<Operation *> bodies;
     for (Operation *exp : exps)
-      exp->getParentOp()->walk([&](math::FmaOp f) { userFMAs.insert(f); });
+      bodies.insert(exp->getParentOp());
+    llvm::SmallPtrSet<Operation *, 8> userFMAs;
+    for (Operation *body : bodies)
+      body->walk([&](math::FmaOp f) { userFMAs.insert(f); });
     RewritePatternSet patterns(&getContext());
     rpe::populateRPEApproximateExpPatterns(patterns);
     // Only these ops: exps outside linalg bodies stay.
@@ -53,11 +59,11 @@ struct RPEApproximateExpPass
     // Without FMA hardware, a scalar llvm.fma is a libm call per element:
     // the polynomial's FMAs become a multiply and an add.
     SmallVector<math::FmaOp> fmas;
-    getOperation()->walk([&](math::FmaOp f) {
-      if (!userFMAs.contains(f) &&
-          isa_and_nonnull<linalg::LinalgOp>(f->getParentOp()))
-        fmas.push_back(f);
-    });
+    for (Operation *body : bodies)
+      body->walk([&](math::FmaOp f) {
+        if (!userFMAs.contains(f))
+          fmas.push_back(f);
+      });
     IRRewriter rewriter(&getContext());
     for (math::FmaOp f : fmas) {
       rewriter.setInsertionPoint(f);
