@@ -322,12 +322,12 @@ void mlir::rpe::buildCPUKernelPasses(OpPassManager &pm,
   addToLinalgPasses(pm);
   // Matmuls and other contractions: an inner axpy the loop vectorizer takes.
   pm.addPass(createRPEInterchangeReductionsPass());
-  // exp in elementwise code: a polynomial the loop vectorizer takes, not a
-  // libm call per element.
-  if (options.approximateExp) {
-    RPEApproximateExpPassOptions exp;
-    exp.fma = getCPUVectorInfo(options.targetCPU).fma;
-    pm.addPass(createRPEApproximateExpPass(exp));
+  // exp and tanh in elementwise code: polynomials the loop vectorizer
+  // takes, not a libm call per element.
+  if (options.approximateMath) {
+    RPEApproximateMathPassOptions approx;
+    approx.fma = getCPUVectorInfo(options.targetCPU).fma;
+    pm.addPass(createRPEApproximateMathPass(approx));
   }
   // The linalg ops outside the attention kernels (projections, diagonal
   // tables, other rpe ops, the reference path, user code) on threads too.

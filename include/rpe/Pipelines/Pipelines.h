@@ -90,12 +90,12 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
                      "into a buffer of its own when C has at least this "
                      "many rows (0: never)"),
       llvm::cl::init(64)};
-  PassOptions::Option<bool> approximateExp{
-      *this, "approximate-exp",
-      llvm::cl::desc("rpe-approximate-exp: f32 math.exp in linalg op "
-                     "bodies (SiLU, sigmoid, softmax outside attention) as "
-                     "a vectorizable polynomial; off: a libm call per "
-                     "element"),
+  PassOptions::Option<bool> approximateMath{
+      *this, "approximate-math",
+      llvm::cl::desc("rpe-approximate-math: f32 math.exp and math.tanh in "
+                     "linalg op bodies (SiLU, sigmoid, GELU's tanh form, "
+                     "softmax outside attention) as vectorizable "
+                     "polynomials; off: a libm call per element"),
       llvm::cl::init(true)};
   PassOptions::Option<bool> splitAttentionHeads{
       *this, "split-attention-heads",

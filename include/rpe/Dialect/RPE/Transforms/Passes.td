@@ -133,35 +133,39 @@ def RPELegalizeMathPass : Pass<"rpe-legalize-math", "::mlir::ModuleOp"> {
   ];
 }
 
-def RPEApproximateExpPass : Pass<"rpe-approximate-exp"> {
-  let summary = "f32 math.exp in linalg op bodies as a vectorizable "
-                "polynomial";
+def RPEApproximateMathPass : Pass<"rpe-approximate-math"> {
+  let summary = "f32 math.exp and math.tanh in linalg op bodies as "
+                "vectorizable polynomials";
   let description = [{
-    Replaces each `math.exp` on f32 (a scalar or a vector of f32) that sits
-    directly in the body of a linalg op by upstream's polynomial
-    approximation (`populateMathPolynomialApproximationPatterns`): range
-    reduction, a polynomial, and the exponent built with integer ops, all
-    of which LLVM's loop vectorizer takes. `math.exp` lowers to a libm
-    `expf` call per element otherwise, and a loop with a call in it stays
-    scalar: SiLU and sigmoid (`1 / (1 + exp(-x))`), GELU's tanh form and
-    decomposed softmaxes ran one element at a time. Measured against
-    float64 `exp` on 1.75 million points of [-87, 88]
-    (python/tests/test_math_lowering.py): within 8.3e-8 relative, with and
-    without FMA (NumPy's own f32 `exp`: 2.0e-7); 3.2e-7 from 88 up to the
-    largest finite result (88.72), where the exponent is clamped. Results
-    below about
-    -87.34, where exp(x) falls below the smallest normal f32, are 0 (libm
-    returns subnormals down to -103.9); exp(+inf) = +inf, exp(-inf) = 0,
-    NaN stays NaN.
+    Replaces each `math.exp` and `math.tanh` on f32 (a scalar or a vector
+    of f32) that sits directly in the body of a linalg op by upstream's
+    polynomial approximations (`populateMathPolynomialApproximationPatterns`):
+    range reduction or clamping, polynomials, and for exp the exponent
+    built with integer ops, all of which LLVM's loop vectorizer takes.
+    Lowered as they are, they are a libm `expf` / `tanhf` call per element,
+    and a loop with a call in it stays scalar: SiLU and sigmoid
+    (`1 / (1 + exp(-x))`), GELU's tanh form and decomposed softmaxes ran
+    one element at a time. Measured against float64 (on 1.75 and 2 million
+    points, python/tests/test_math_lowering.py; NumPy's own f32 functions
+    in parentheses):
+    - exp: within 8.3e-8 relative on [-87, 88] (2.0e-7), with and without
+      FMA; 3.2e-7 from 88 up to the largest finite result (88.72), where
+      the exponent is clamped. Results below about -87.34, where exp(x)
+      falls below the smallest normal f32, are 0 (libm returns subnormals
+      down to -103.9); exp(+inf) = +inf, exp(-inf) = 0, NaN stays NaN.
+    - tanh: within 2.8e-7 relative on [-10, 10] with FMA, 4e-7 without
+      (1.1e-7); ±1 for |x| ≥ 7.99 with FMA, ±0.9999998 without it; tanh(±0)
+      = ±0 and NaN stays NaN.
 
-    Only linalg bodies: exps elsewhere (scalar code, the regions of rpe
-    ops such as a `score_mod`, vector code of rpe's kernels) keep libm's
-    `expf`. The CPU pipeline runs the pass on the linalg ops on tensors,
-    after the attention kernels are built (their own exp is rpe's
-    polynomial already); `rpe-cpu-pipeline{approximate-exp=0}` keeps libm.
-    With `fma=false` (targets without FMA, where a scalar `llvm.fma` is a
-    libm call) the polynomial's FMAs are a multiply and an add (the body's
-    own `math.fma` ops stay).
+    Only linalg bodies: these ops elsewhere (scalar code, the regions of
+    rpe ops such as a `score_mod`, vector code of rpe's kernels) keep libm,
+    and so do all other math ops (`log` above all: T5's bucket logarithms
+    must match HF's bit for bit). The CPU pipeline runs the pass on the
+    linalg ops on tensors, after the attention kernels are built (their
+    own exp is rpe's polynomial already); `rpe-cpu-pipeline{
+    approximate-math=0}` keeps libm. With `fma=false` (targets without
+    FMA, where a scalar `llvm.fma` is a libm call) the polynomials' FMAs
+    are a multiply and an add (the body's own `math.fma` ops stay).
   }];
   let options = [
     Option<"fma", "fma", "bool", /*default=*/"true",
@@ -173,7 +177,7 @@ def RPEApproximateExpPass : Pass<"rpe-approximate-exp"> {
   ];
   let statistics = [
     Statistic<"numApproximated", "num-approximated",
-              "Number of math.exp ops replaced by the polynomial">,
+              "Number of math ops replaced by polynomials">,
   ];
 }
 

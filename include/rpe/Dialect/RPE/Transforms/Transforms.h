@@ -196,10 +196,10 @@ void populateRPESplitAttentionHeadsPatterns(
 /// isnormal, clampf); the pass sends what is left to libm.
 void populateRPELegalizeMathPatterns(RewritePatternSet &patterns);
 
-/// rpe-approximate-exp's rewrite: f32 `math.exp` (scalar or vector) as
-/// upstream's polynomial approximation. Callers pick the ops (the pass:
-/// those in linalg op bodies).
-void populateRPEApproximateExpPatterns(RewritePatternSet &patterns);
+/// rpe-approximate-math's rewrites: f32 `math.exp` and `math.tanh` (scalar
+/// or vector) as upstream's polynomial approximations. Callers pick the ops
+/// (the pass: those in linalg op bodies).
+void populateRPEApproximateMathPatterns(RewritePatternSet &patterns);
 
 /// rpe-expand-strided-copies: memref.copy that finalize-memref-to-llvm
 /// would lower to an element-by-element memrefCopy call -> linalg.copy.

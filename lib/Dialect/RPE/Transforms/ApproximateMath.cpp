@@ -1,8 +1,9 @@
-//===- ApproximateExp.cpp - vectorizable exp in linalg bodies -------------===//
+//===- ApproximateMath.cpp - vectorizable exp and tanh in linalg bodies ---===//
 //
-// f32 `math.exp` in the body of a linalg op -> upstream's polynomial
-// approximation. Lowered as is, the exp is a libm call per element, and
-// LLVM's loop vectorizer leaves a loop with a call in it scalar.
+// f32 `math.exp` and `math.tanh` in the body of a linalg op -> upstream's
+// polynomial approximations. Lowered as they are, each is a libm call per
+// element, and LLVM's loop vectorizer leaves a loop with a call in it
+// scalar.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,7 +22,7 @@
 
 namespace mlir {
 namespace rpe {
-#define GEN_PASS_DEF_RPEAPPROXIMATEEXPPASS
+#define GEN_PASS_DEF_RPEAPPROXIMATEMATHPASS
 #include "rpe/Dialect/RPE/Transforms/Passes.h.inc"
 } // namespace rpe
 } // namespace mlir
@@ -30,34 +31,34 @@ using namespace mlir;
 
 namespace {
 
-struct RPEApproximateExpPass
-    : rpe::impl::RPEApproximateExpPassBase<RPEApproximateExpPass> {
+struct RPEApproximateMathPass
+    : rpe::impl::RPEApproximateMathPassBase<RPEApproximateMathPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<Operation *> exps = collect();
-    if (exps.empty())
+    SmallVector<Operation *> ops = collect();
+    if (ops.empty())
       return;
     // The linalg ops whose bodies change, and their own FMAs, which stay
     // FMAs whatever the target.
     llvm::SetVector<Operation *> bodies;
-    for (Operation *exp : exps)
-      bodies.insert(exp->getParentOp());
+    for (Operation *op : ops)
+      bodies.insert(op->getParentOp());
     llvm::SmallPtrSet<Operation *, 8> userFMAs;
     for (Operation *body : bodies)
       body->walk([&](math::FmaOp f) { userFMAs.insert(f); });
     RewritePatternSet patterns(&getContext());
-    rpe::populateRPEApproximateExpPatterns(patterns);
-    // Only these ops: exps outside linalg bodies stay.
+    rpe::populateRPEApproximateMathPatterns(patterns);
+    // Only these ops: the ones outside linalg bodies stay.
     GreedyRewriteConfig config;
     config.setStrictness(GreedyRewriteStrictness::ExistingOps);
-    if (failed(applyOpPatternsGreedily(exps, std::move(patterns), config)))
+    if (failed(applyOpPatternsGreedily(ops, std::move(patterns), config)))
       return signalPassFailure();
-    numApproximated += exps.size() - collect().size();
+    numApproximated += ops.size() - collect().size();
     if (fma)
       return;
     // Without FMA hardware, a scalar llvm.fma is a libm call per element:
-    // the polynomial's FMAs become a multiply and an add.
+    // the polynomials' FMAs become a multiply and an add.
     SmallVector<math::FmaOp> fmas;
     for (Operation *body : bodies)
       body->walk([&](math::FmaOp f) {
@@ -73,22 +74,25 @@ struct RPEApproximateExpPass
     }
   }
 
-  /// The f32 exps directly in linalg op bodies.
+  /// The f32 exps and tanhs directly in linalg op bodies.
   SmallVector<Operation *> collect() {
-    SmallVector<Operation *> exps;
-    getOperation()->walk([&](math::ExpOp exp) {
-      if (getElementTypeOrSelf(exp.getType()).isF32() &&
-          isa_and_nonnull<linalg::LinalgOp>(exp->getParentOp()))
-        exps.push_back(exp);
+    SmallVector<Operation *> ops;
+    getOperation()->walk([&](Operation *op) {
+      if (isa<math::ExpOp, math::TanhOp>(op) &&
+          getElementTypeOrSelf(op->getResult(0).getType()).isF32() &&
+          isa_and_nonnull<linalg::LinalgOp>(op->getParentOp()))
+        ops.push_back(op);
     });
-    return exps;
+    return ops;
   }
 };
 
 } // namespace
 
-void mlir::rpe::populateRPEApproximateExpPatterns(RewritePatternSet &patterns) {
+void mlir::rpe::populateRPEApproximateMathPatterns(
+    RewritePatternSet &patterns) {
   populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
-    return name == math::ExpOp::getOperationName();
+    return name == math::ExpOp::getOperationName() ||
+           name == math::TanhOp::getOperationName();
   });
 }
