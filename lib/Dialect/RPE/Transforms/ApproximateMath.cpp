@@ -66,12 +66,7 @@ struct RPEApproximateMathPass
           fmas.push_back(f);
       });
     IRRewriter rewriter(&getContext());
-    for (math::FmaOp f : fmas) {
-      rewriter.setInsertionPoint(f);
-      Value product =
-          arith::MulFOp::create(rewriter, f.getLoc(), f.getA(), f.getB());
-      rewriter.replaceOpWithNewOp<arith::AddFOp>(f, product, f.getC());
-    }
+    rpe::splitFMAs(rewriter, fmas);
   }
 
   /// The f32 exps and tanhs directly in linalg op bodies.
@@ -88,6 +83,16 @@ struct RPEApproximateMathPass
 };
 
 } // namespace
+
+void mlir::rpe::splitFMAs(RewriterBase &rewriter, ArrayRef<math::FmaOp> fmas) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  for (math::FmaOp f : fmas) {
+    rewriter.setInsertionPoint(f);
+    Value product =
+        arith::MulFOp::create(rewriter, f.getLoc(), f.getA(), f.getB());
+    rewriter.replaceOpWithNewOp<arith::AddFOp>(f, product, f.getC());
+  }
+}
 
 void mlir::rpe::populateRPEApproximateMathPatterns(
     RewritePatternSet &patterns) {

@@ -740,11 +740,7 @@ void KernelBuilder::build() {
   if (!opts.useFMA) {
     SmallVector<math::FmaOp> fmas;
     kernel->walk([&](math::FmaOp f) { fmas.push_back(f); });
-    for (math::FmaOp f : fmas) {
-      rw.setInsertionPoint(f);
-      Value m = arith::MulFOp::create(rw, f.getLoc(), f.getA(), f.getB());
-      rw.replaceOpWithNewOp<arith::AddFOp>(f, m, f.getC());
-    }
+    splitFMAs(rw, fmas);
   }
   // The register blocks are unrolled here already: LLVM's runtime unrolling
   // of these loops would copy each body several times over (half of the

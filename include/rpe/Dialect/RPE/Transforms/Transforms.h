@@ -15,6 +15,9 @@ class RewriterBase;
 namespace linalg {
 class LinalgOp;
 } // namespace linalg
+namespace math {
+class FmaOp;
+} // namespace math
 namespace scf {
 class ForallOp;
 } // namespace scf
@@ -200,6 +203,10 @@ void populateRPELegalizeMathPatterns(RewritePatternSet &patterns);
 /// or vector) as upstream's polynomial approximations. Callers pick the ops
 /// (the pass: those in linalg op bodies).
 void populateRPEApproximateMathPatterns(RewritePatternSet &patterns);
+
+/// Replaces each of `fmas` by a multiply and an add: for targets without FMA
+/// hardware, where `llvm.fma` is a libm call per element or lane.
+void splitFMAs(RewriterBase &rewriter, ArrayRef<math::FmaOp> fmas);
 
 /// rpe-expand-strided-copies: memref.copy that finalize-memref-to-llvm
 /// would lower to an element-by-element memrefCopy call -> linalg.copy.
