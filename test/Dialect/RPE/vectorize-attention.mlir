@@ -381,41 +381,77 @@ func.func @uniform_tiles(%q: tensor<1x2x?x8xf32>, %qe: tensor<1x2x?x5xf32>, %e: 
 // the row vector (p2c) is one vector load of the row from the lower of the
 // end lanes' buckets (moved left to end inside the 17-column row: at most
 // column 9) and a permute of its lanes (vector.extract at the 32-bit offsets,
-// vpermps on x86), or the gather when some offset falls outside the vector
-// (checked per read), also for a row that does not depend on the key. A
-// table narrower than a vector (5 columns) and reads of query rows keep the
-// gather. Without the option: gathers only. After
-// the read, the lines of the row 4 keys on (window-read-prefetch), clamped
-// to the last row, at the first lane's bucket ± 4 (clamped to [0, 16]).
+// vpermps on x86), or the gather when some offset falls outside the vector,
+// also for a row that does not depend on the key. The window's first column
+// is computed once per diagonal before the kernel (-1: gathered, and for
+// the last W - 1 diagonals, whose buckets run past the table), so a read
+// loads it, branches, and subtracts it from the buckets. A table narrower
+// than a vector (5 columns) and reads of query rows keep the gather.
+// Without the option: gathers only. After the read, the lines of the row 4
+// keys on (window-read-prefetch), clamped to the last row, at the window's
+// first column ± 4 (clamped to [0, 16]).
 // PERM-LABEL: func.func @key_row_window
-// PERM: %[[B32:.*]] = vector.load %{{.*}} : memref<?x?xi32>, vector<8xi32>
-// PERM: %[[B:.*]] = arith.index_cast %[[B32]] : vector<8xi32> to vector<8xindex>
-// PERM: %[[FIRST:.*]] = vector.extract %[[B]][0] : index from vector<8xindex>
-// PERM: %[[LAST:.*]] = vector.extract %[[B]][7] : index from vector<8xindex>
-// PERM: %[[LOW:.*]] = arith.minsi %[[FIRST]], %[[LAST]] : index
-// PERM: %[[LOW9:.*]] = arith.minsi %[[LOW]], %c9 : index
-// PERM: %[[START:.*]] = arith.maxsi %[[LOW9]], %c0 : index
-// PERM: %[[START32:.*]] = arith.index_cast %[[START]] : index to i32
-// PERM: %[[SPLAT:.*]] = vector.broadcast %[[START32]] : i32 to vector<8xi32>
-// PERM: %[[B32:.*]] = arith.index_cast %[[B]] : vector<8xindex> to vector<8xi32>
-// PERM: %[[OFF:.*]] = arith.subi %[[B32]], %[[SPLAT]] : vector<8xi32>
-// PERM: %[[OUT:.*]] = arith.cmpi uge, %[[OFF]], %{{.*}} : vector<8xi32>
-// PERM: %[[ANY:.*]] = vector.reduction <or>, %[[OUT]] : vector<8xi1> into i1
-// PERM: scf.if %[[ANY]] -> (vector<8xf32>) {
-// PERM:   vector.gather {{.*}} : memref<?xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
-// PERM: } else {
-// PERM:   %[[ROW:.*]] = vector.load %{{.*}}[%{{.*}}, %{{.*}}, %[[KEYROW:[^,]*]], %[[START]]] : memref<1x2x?x17xf32>, vector<8xf32>
+// PERM: %[[DIAG:.*]] = bufferization.to_buffer %{{.*}} read_only : tensor<?x?xi32> to memref<?x?xi32>
+// PERM: %[[LEADS:.*]] = memref.dim %[[DIAG]], %c0 : memref<?x?xi32>
+// PERM: %[[LEN:.*]] = memref.dim %[[DIAG]], %c1 : memref<?x?xi32>
+// PERM: %[[STARTS:.*]] = memref.alloc(%[[LEADS]], %[[LEN]]) {alignment = 64 : i64} : memref<?x?xi32>
+// PERM: %[[WLEN:.*]] = arith.subi %[[LEN]], %c7 : index
+// PERM: %[[WINDOWS:.*]] = arith.maxsi %[[WLEN]], %c0 : index
+// PERM: scf.for %[[A:.*]] = %c0 to %[[LEADS]] step %c1 {
+// PERM:   scf.for %[[D:.*]] = %c0 to %[[WINDOWS]] step %c1 {
+// PERM:     %[[B32:.*]] = vector.load %[[DIAG]][%[[A]], %[[D]]] : memref<?x?xi32>, vector<8xi32>
+// PERM:     %[[B:.*]] = arith.index_cast %[[B32]] : vector<8xi32> to vector<8xindex>
+// PERM:     %[[FIRST:.*]] = vector.extract %[[B]][0] : index from vector<8xindex>
+// PERM:     %[[LAST:.*]] = vector.extract %[[B]][7] : index from vector<8xindex>
+// PERM:     %[[LOW:.*]] = arith.minsi %[[FIRST]], %[[LAST]] : index
+// PERM:     %[[LOW9:.*]] = arith.minsi %[[LOW]], %c9 : index
+// PERM:     %[[START:.*]] = arith.maxsi %[[LOW9]], %c0 : index
+// PERM:     %[[START32:.*]] = arith.index_cast %[[START]] : index to i32
+// PERM:     %[[SPLAT:.*]] = vector.broadcast %[[START32]] : i32 to vector<8xi32>
+// PERM:     %[[BB32:.*]] = arith.index_cast %[[B]] : vector<8xindex> to vector<8xi32>
+// PERM:     %[[OFF:.*]] = arith.subi %[[BB32]], %[[SPLAT]] : vector<8xi32>
+// PERM:     %[[OUT:.*]] = arith.cmpi uge, %[[OFF]], %{{.*}} : vector<8xi32>
+// PERM:     %[[ANY:.*]] = vector.reduction <or>, %[[OUT]] : vector<8xi1> into i1
+// PERM:     %[[S32:.*]] = arith.index_cast %[[START]] : index to i32
+// PERM:     %[[ENTRY:.*]] = arith.select %[[ANY]], %c-1_i32, %[[S32]] : i32
+// PERM:     memref.store %[[ENTRY]], %[[STARTS]][%[[A]], %[[D]]] : memref<?x?xi32>
+// PERM:   }
+// PERM:   scf.for %[[D:.*]] = %[[WINDOWS]] to %[[LEN]] step %c1 {
+// PERM:     memref.store %c-1_i32, %[[STARTS]][%[[A]], %[[D]]] : memref<?x?xi32>
+// PERM:   }
+// PERM: }
+// In a uniform key tile (one bucket for all its pairs) a key's row is read
+// once per key, and the row 4 keys on is prefetched at the same column
+// (rows 68 bytes apart); the narrow table's rows (20 bytes) are not.
+// PERM: %[[UV:.*]] = memref.load %[[KE:.*]][%{{.*}}, %{{.*}}, %[[UKEY:[0-9]+]], %[[UBK:.*]]] : memref<1x2x?x17xf32>
+// PERM-NEXT: %[[UROWS:.*]] = memref.dim %[[KE]], %c2 : memref<1x2x?x17xf32>
+// PERM-NEXT: %[[ULAST:.*]] = arith.subi %[[UROWS]], %c1 : index
+// PERM-NEXT: %[[UON:.*]] = arith.addi %[[UKEY]], %c4 : index
+// PERM-NEXT: %[[UNEXT:.*]] = arith.minsi %[[UON]], %[[ULAST]] : index
+// PERM-NEXT: memref.prefetch %[[KE]][%{{.*}}, %{{.*}}, %[[UNEXT]], %[[UBK]]], read, locality<3>, data : memref<1x2x?x17xf32>
+// PERM-NEXT: memref.load %{{.*}} : memref<1x2x?x5xf32>
+// PERM-NEXT: vector.broadcast %[[UV]]
+// PERM: %[[W0:.*]] = memref.load %[[STARTS]][%c0, %[[AT:.*]]] : memref<?x?xi32>
+// PERM: %[[FITS:.*]] = arith.cmpi sge, %[[W0]], %c0_i32 : i32
+// PERM: %[[W:.*]] = arith.index_cast %[[W0]] : i32 to index
+// PERM: scf.if %[[FITS]] -> (vector<8xf32>) {
+// PERM:   %[[KB:.*]] = vector.load %[[DIAG]][%c0, %[[AT]]] : memref<?x?xi32>, vector<8xi32>
+// PERM:   %[[KSPLAT:.*]] = vector.broadcast %[[W0]] : i32 to vector<8xi32>
+// PERM:   %[[KOFF:.*]] = arith.subi %[[KB]], %[[KSPLAT]] : vector<8xi32>
+// PERM:   %[[ROW:.*]] = vector.load %{{.*}}[%{{.*}}, %{{.*}}, %[[KEYROW:[^,]*]], %[[W]]] : memref<1x2x?x17xf32>, vector<8xf32>
 // PERM-COUNT-8: vector.extract %[[ROW]][%{{.*}}] : f32 from vector<8xf32>
 // PERM:   vector.from_elements
+// PERM: } else {
+// PERM:   vector.load %[[DIAG]][%c0, %[[AT]]] : memref<?x?xi32>, vector<8xi32>
+// PERM:   vector.gather {{.*}} : memref<?xf32>, vector<8xindex>, vector<8xi1>, vector<8xf32> into vector<8xf32>
 // PERM: }
 // PERM-NEXT: %[[ROWS:.*]] = memref.dim %{{.*}}, %c2 : memref<1x2x?x17xf32>
 // PERM-NEXT: %[[LASTROW:.*]] = arith.subi %[[ROWS]], %c1 : index
 // PERM-NEXT: %[[ON:.*]] = arith.addi %[[KEYROW]], %c4 : index
 // PERM-NEXT: %[[NEXT:.*]] = arith.minsi %[[ON]], %[[LASTROW]] : index
-// PERM-NEXT: %[[B0:.*]] = vector.extract %[[B]][0] : index from vector<8xindex>
-// PERM-NEXT: %[[BELOW:.*]] = arith.subi %[[B0]], %c4 : index
+// PERM-NEXT: %[[BELOW:.*]] = arith.subi %[[W]], %c4 : index
 // PERM-NEXT: %[[BELOW0:.*]] = arith.maxsi %[[BELOW]], %c0 : index
-// PERM-NEXT: %[[ABOVE:.*]] = arith.addi %[[B0]], %c4 : index
+// PERM-NEXT: %[[ABOVE:.*]] = arith.addi %[[W]], %c4 : index
 // PERM-NEXT: %[[ABOVE16:.*]] = arith.minsi %[[ABOVE]], %c16 : index
 // PERM-NEXT: memref.prefetch %{{.*}}[%{{.*}}, %{{.*}}, %[[NEXT]], %[[BELOW0]]], read, locality<3>, data : memref<1x2x?x17xf32>
 // PERM-NEXT: memref.prefetch %{{.*}}[%{{.*}}, %{{.*}}, %[[NEXT]], %[[ABOVE16]]], read, locality<3>, data : memref<1x2x?x17xf32>
@@ -477,15 +513,17 @@ func.func @key_row_window(%q: tensor<1x2x?x8xf32>, %ke: tensor<1x2x?x17xf32>, %n
 // PERM: %[[WHOLE:.*]] = arith.muli %{{.*}}, %c8 : index
 // PERM: scf.for %[[G:.*]] = %c0 to %[[WHOLE]] step %c8 {
 // PERM: scf.for %[[C:.*]] = %c0 to %c{{[0-9]+}} step %c8 {
-// PERM:   vector.load %{{.*}} : memref<?x?xi32>, vector<8xi32>
-// PERM:   scf.if %{{.*}} -> (vector<8xf32>) {
-// PERM:     vector.gather
-// PERM:   } else {
+// PERM:   %[[F32:.*]] = memref.load %{{.*}} : memref<?x?xi32>
+// PERM:   %[[FITS:.*]] = arith.cmpi sge, %[[F32]], %c0_i32 : i32
+// PERM:   %[[F:.*]] = arith.index_cast %[[F32]] : i32 to index
+// PERM:   scf.if %[[FITS]] -> (vector<8xf32>) {
+// PERM:     vector.load %{{.*}} : memref<?x?xi32>, vector<8xi32>
 // PERM:     vector.load %{{.*}} : memref<1x2x?x17xf32>, vector<8xf32>
+// PERM:   } else {
+// PERM:     vector.gather
 // PERM:   }
-// The row's lines 2 key vectors on (row-read-prefetch): its first lane's
-// bucket ± 16.
-// PERM:   %[[F:.*]] = vector.extract %{{.*}}[0] : index from vector<8xindex>
+// The row's lines 2 key vectors on (row-read-prefetch): its window's first
+// column ± 16.
 // PERM:   arith.subi %[[F]], %c16 : index
 // PERM:   arith.addi %[[F]], %c16 : index
 // PERM:   memref.prefetch %{{.*}} : memref<1x2x?x17xf32>

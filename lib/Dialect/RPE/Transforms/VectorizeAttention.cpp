@@ -634,6 +634,7 @@ void KernelBuilder::build() {
           bufferOf(v);
 
   findRowReads();
+  buildBucketWindows();
 
   // Bucket tables that whole key tiles may read at one diagonal: the
   // index-valued diagonal tables of score_mod (the gather-trick buckets) and

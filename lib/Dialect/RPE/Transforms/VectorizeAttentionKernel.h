@@ -223,11 +223,49 @@ private:
   /// variable permute; else, checked at run time, the gather.
   Value rowWindowRead(OpBuilder &b, Value buffer, ArrayRef<Value> at,
                       Value columns, int64_t chunk, Value mask = Value());
-  /// Prefetches `buffer[at..., c]` at c = columns[0] ± `distance` (clamped
+  /// The W columns of a row of `rowLength` that rowWindowRead loads for the
+  /// buckets `columns` (vector<W x index>): the first (index), the lanes'
+  /// offsets from it (vector<W x i32>) and whether one falls outside.
+  struct Window {
+    Value start, offsets, anyOutside;
+  };
+  Window windowOf(OpBuilder &b, Value columns, int64_t rowLength);
+  /// The W lanes of `row` at the lane offsets `offsets` (vector<W x i32>,
+  /// each in [0, W)): the form LLVM's x86 backend turns into one vpermps.
+  Value permuteLanes(OpBuilder &b, Value row, Value offsets);
+  /// Per-diagonal windows of a bucket diagonal table D for reads of rows of
+  /// `rowLength` columns, built once before the kernel: `start[a, d]` is the
+  /// first of the W columns that rowWindowRead loads for the buckets
+  /// D[a, d .. d + W - 1] (-1 where they do not lie within W columns, and
+  /// for the last W - 1 diagonals). A read then costs a scalar load, a
+  /// branch, the buckets minus the start and the permute, with no lane
+  /// extracts, minimum or check.
+  struct BucketWindows {
+    Value diagonal;
+    int64_t rowLength;
+    Value start;
+  };
+  SmallVector<BucketWindows> bucketWindows;
+  /// The windows of every (bucket diagonal, row length) that rowWindowRead
+  /// reads through (findRowReads first).
+  void buildBucketWindows();
+  const BucketWindows *windowsFor(Value diagonal, int64_t rowLength) const {
+    for (const BucketWindows &w : bucketWindows)
+      if (w.diagonal == diagonal && w.rowLength == rowLength)
+        return &w;
+    return nullptr;
+  }
+  /// rowWindowRead at the columns D[lead, diag .. diag + W - 1] through
+  /// their windows; `startColumn` is set to the window's first column (-1:
+  /// gathered).
+  Value windowRead(OpBuilder &b, Value buffer, ArrayRef<Value> at,
+                   const BucketWindows &windows, Value lead, Value diag,
+                   int64_t chunk, Value mask, Value &startColumn);
+  /// Prefetches `buffer[at..., c]` at c = `column` ± `distance` (clamped
   /// into the row): where a later rowWindowRead of the row `at` reads when
   /// its window moves by at most `distance` columns either way.
   void prefetchAround(OpBuilder &b, Value buffer, ArrayRef<Value> at,
-                      Value columns, int64_t distance);
+                      Value column, int64_t distance);
   /// Whether rowWindowRead may read `buffer`.
   bool windowReadable(MemRefType type) const {
     return opts.permuteReads && type.getElementType().isF32() &&
@@ -389,6 +427,8 @@ private:
   /// A vector<W x index> of W buckets loaded from `diagonal` (a bucket
   /// diagonal's buffer) at `at`.
   Value loadBuckets(OpBuilder &b, Value diagonal, ValueRange at);
+  /// The same buckets as a vector<W x i32>.
+  Value loadBuckets32(OpBuilder &b, Value diagonal, ValueRange at);
   /// Whether the query rows of every vector start at a multiple of the
   /// vector width (no q_offset).
   bool rowsAligned = false;

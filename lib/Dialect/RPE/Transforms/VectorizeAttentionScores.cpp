@@ -52,6 +52,16 @@ Value KernelBuilder::gather(OpBuilder &b, Value buffer, ArrayRef<Value> indices,
                                   IntegerAttr());
 }
 
+Value KernelBuilder::loadBuckets32(OpBuilder &b, Value diagonal,
+                                   ValueRange at) {
+  auto vecI32 = VectorType::get({opts.vectorWidth}, b.getI32Type());
+  Type element = cast<MemRefType>(diagonal.getType()).getElementType();
+  if (element.isInteger(32))
+    return vector::LoadOp::create(b, loc, vecI32, diagonal, at);
+  return arith::IndexCastOp::create(b, loc, vecI32,
+                                    loadBuckets(b, diagonal, at));
+}
+
 Value KernelBuilder::loadBuckets(OpBuilder &b, Value diagonal, ValueRange at) {
   auto idxVec = VectorType::get({opts.vectorWidth}, b.getIndexType());
   Type element = cast<MemRefType>(diagonal.getType()).getElementType();
@@ -63,10 +73,9 @@ Value KernelBuilder::loadBuckets(OpBuilder &b, Value diagonal, ValueRange at) {
 }
 
 void KernelBuilder::prefetchAround(OpBuilder &b, Value buffer,
-                                   ArrayRef<Value> at, Value columns,
+                                   ArrayRef<Value> at, Value first,
                                    int64_t distance) {
   auto type = cast<MemRefType>(buffer.getType());
-  Value first = vector::ExtractOp::create(b, loc, columns, int64_t(0));
   Value below = maxI(b, sub(b, first, cIdx(b, distance)), cIdx(b, 0));
   Value above = minI(b, add(b, first, cIdx(b, distance)),
                      cIdx(b, type.getShape().back() - 1));
@@ -78,11 +87,9 @@ void KernelBuilder::prefetchAround(OpBuilder &b, Value buffer,
   }
 }
 
-Value KernelBuilder::rowWindowRead(OpBuilder &b, Value buffer,
-                                   ArrayRef<Value> at, Value columns,
-                                   int64_t chunk, Value mask) {
+KernelBuilder::Window KernelBuilder::windowOf(OpBuilder &b, Value columns,
+                                              int64_t rowLength) {
   int64_t w = opts.vectorWidth;
-  auto type = cast<MemRefType>(buffer.getType());
   // The window starts at the lower of the end lanes (buckets run one way
   // along the lanes), moved left so that it ends inside the row.
   Value first = vector::ExtractOp::create(b, loc, columns, int64_t(0));
@@ -90,23 +97,33 @@ Value KernelBuilder::rowWindowRead(OpBuilder &b, Value buffer,
   // (One op per statement: the order of the IR does not depend on the
   // order in which the C++ compiler evaluates arguments.)
   Value lowest = minI(b, first, last);
-  Value lastStart = cIdx(b, type.getShape().back() - w);
+  Value lastStart = cIdx(b, rowLength - w);
   Value inRow = minI(b, lowest, lastStart);
   Value zero = cIdx(b, 0);
-  Value lo = maxI(b, inRow, zero);
+  Window window;
+  window.start = maxI(b, inRow, zero);
   // Lane offsets in the window, as 32-bit lanes (the form LLVM's x86
   // backend turns into vpermps).
   Type i32 = b.getI32Type();
   auto vecI32 = VectorType::get({w}, i32);
-  Value lo32 = arith::IndexCastOp::create(b, loc, i32, lo);
+  Value lo32 = arith::IndexCastOp::create(b, loc, i32, window.start);
   Value start = bcast(b, lo32);
   Value columns32 = arith::IndexCastOp::create(b, loc, vecI32, columns);
-  Value rel = arith::SubIOp::create(b, loc, columns32, start);
+  window.offsets = arith::SubIOp::create(b, loc, columns32, start);
   Value outside = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::uge, rel,
+      b, loc, arith::CmpIPredicate::uge, window.offsets,
       bcast(b, arith::ConstantIntOp::create(b, loc, i32, w)));
-  Value anyOutside =
+  window.anyOutside =
       vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, outside);
+  return window;
+}
+
+Value KernelBuilder::rowWindowRead(OpBuilder &b, Value buffer,
+                                   ArrayRef<Value> at, Value columns,
+                                   int64_t chunk, Value mask) {
+  auto type = cast<MemRefType>(buffer.getType());
+  Window window = windowOf(b, columns, type.getShape().back());
+  Value lo = window.start, rel = window.offsets, anyOutside = window.anyOutside;
   SmallVector<Value> indices(at);
   indices.push_back(columns);
   auto ifOp = scf::IfOp::create(
@@ -118,17 +135,103 @@ Value KernelBuilder::rowWindowRead(OpBuilder &b, Value buffer,
         SmallVector<Value> start(at);
         start.push_back(lo);
         Value row = vector::LoadOp::create(eb, loc, vecF32, buffer, start);
-        SmallVector<Value> elements;
-        for (int64_t l = 0; l < w; ++l) {
-          Value pos = arith::IndexCastOp::create(
-              eb, loc, eb.getIndexType(),
-              vector::ExtractOp::create(eb, loc, rel, l));
-          elements.push_back(vector::ExtractOp::create(
-              eb, loc, row, ArrayRef<OpFoldResult>{pos}));
-        }
-        Value permuted =
-            vector::FromElementsOp::create(eb, loc, vecF32, elements);
-        scf::YieldOp::create(eb, loc, permuted);
+        scf::YieldOp::create(eb, loc, permuteLanes(eb, row, rel));
+      });
+  return ifOp.getResult(0);
+}
+
+Value KernelBuilder::permuteLanes(OpBuilder &b, Value row, Value offsets) {
+  SmallVector<Value> elements;
+  for (int64_t l = 0; l < opts.vectorWidth; ++l) {
+    Value offset = vector::ExtractOp::create(b, loc, offsets, l);
+    Value pos = arith::IndexCastOp::create(b, loc, b.getIndexType(), offset);
+    elements.push_back(
+        vector::ExtractOp::create(b, loc, row, ArrayRef<OpFoldResult>{pos}));
+  }
+  return vector::FromElementsOp::create(b, loc, vecF32, elements);
+}
+
+void KernelBuilder::buildBucketWindows() {
+  if (!opts.permuteReads || op.getScoreMod().empty())
+    return;
+  int64_t w = opts.vectorWidth;
+  auto build = [&](Value diagonal, Value table) {
+    auto tableType = cast<MemRefType>(bufferOf(table).getType());
+    int64_t n = tableType.getShape().back();
+    if (!paddedTables.contains(diagonal) || windowsFor(diagonal, n))
+      return;
+    Value diag = bufferOf(diagonal);
+    Type i32 = rw.getI32Type();
+    Value leads = memref::DimOp::create(rw, loc, diag, 0);
+    Value length = memref::DimOp::create(rw, loc, diag, 1);
+    // Freed by the pipeline's ownership-based deallocation, like outBuf.
+    auto dyn = ShapedType::kDynamic;
+    Value start = memref::AllocOp::create(
+        rw, loc, MemRefType::get({dyn, dyn}, i32), ValueRange{leads, length},
+        ValueRange{}, rw.getI64IntegerAttr(64));
+    // Windows [0, length - W + 1) read W buckets; the diagonals after them
+    // are marked as gathered.
+    Value windows = maxI(rw, sub(rw, length, cIdx(rw, w - 1)), cIdx(rw, 0));
+    Value none = arith::ConstantIntOp::create(rw, loc, i32, -1);
+    forRange(rw, cIdx(rw, 0), leads, cIdx(rw, 1), [&](OpBuilder &ab, Value a) {
+      forRange(
+          ab, cIdx(ab, 0), windows, cIdx(ab, 1), [&](OpBuilder &db, Value d) {
+            Window window =
+                windowOf(db, loadBuckets(db, diag, ValueRange{a, d}), n);
+            Value lo = arith::IndexCastOp::create(db, loc, i32, window.start);
+            Value entry =
+                arith::SelectOp::create(db, loc, window.anyOutside, none, lo);
+            memref::StoreOp::create(db, loc, entry, start, ValueRange{a, d});
+          });
+      forRange(ab, windows, length, cIdx(ab, 1), [&](OpBuilder &db, Value d) {
+        memref::StoreOp::create(db, loc, none, start, ValueRange{a, d});
+      });
+    });
+    bucketWindows.push_back({diagonal, n, start});
+  };
+  for (RowRead &r : rowReads)
+    build(r.diagonal, r.read.getTensor());
+  for (Operation &inner : op.getScoreMod().front()) {
+    auto read = dyn_cast<tensor::ExtractOp>(inner);
+    if (!read)
+      continue;
+    tensor::ExtractOp bucket = bucketRead(read.getIndices().back());
+    if (bucket && bucket.getIndices().size() == 2 &&
+        windowReadable(cast<MemRefType>(bufferOf(read.getTensor()).getType())))
+      build(bucket.getTensor(), read.getTensor());
+  }
+}
+
+Value KernelBuilder::windowRead(OpBuilder &b, Value buffer, ArrayRef<Value> at,
+                                const BucketWindows &windows, Value lead,
+                                Value diag, int64_t chunk, Value mask,
+                                Value &startColumn) {
+  Value first =
+      memref::LoadOp::create(b, loc, windows.start, ValueRange{lead, diag});
+  Value fits = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::sge, first,
+      arith::ConstantIntOp::create(b, loc, b.getI32Type(), 0));
+  startColumn = arith::IndexCastOp::create(b, loc, b.getIndexType(), first);
+  auto ifOp = scf::IfOp::create(
+      b, loc, fits,
+      [&](OpBuilder &tb, Location) {
+        // The lanes' offsets in the window, computed as vector lanes (not
+        // loaded: LLVM would read each lane on its own and not see the
+        // permute).
+        Value columns = loadBuckets32(tb, bufferOf(windows.diagonal),
+                                      ValueRange{lead, diag});
+        Value offsets =
+            arith::SubIOp::create(tb, loc, columns, bcast(tb, first));
+        SmallVector<Value> start(at);
+        start.push_back(startColumn);
+        Value row = vector::LoadOp::create(tb, loc, vecF32, buffer, start);
+        scf::YieldOp::create(tb, loc, permuteLanes(tb, row, offsets));
+      },
+      [&](OpBuilder &eb, Location) {
+        SmallVector<Value> indices(at);
+        indices.push_back(loadBuckets(eb, bufferOf(windows.diagonal),
+                                      ValueRange{lead, diag}));
+        scf::YieldOp::create(eb, loc, gather(eb, buffer, indices, chunk, mask));
       });
   return ifOp.getResult(0);
 }
@@ -163,7 +266,8 @@ void KernelBuilder::findRowReads() {
       rowOffset = s.getRhs();
     }
     tensor::ExtractOp bucket = bucketRead(idx.back());
-    if (!bucket || !uniform(bucket.getIndices()[0]))
+    if (!bucket || !uniform(bucket.getIndices()[0]) ||
+        !paddedTables.contains(bucket.getTensor()))
       continue;
     auto addOp = bucket.getIndices()[1].getDefiningOp<arith::AddIOp>();
     if (!addOp || !uniform(addOp.getRhs()))
@@ -204,7 +308,8 @@ void KernelBuilder::buildRowReads(OpBuilder &b, int64_t numChunks, Value k0,
     Value lastRow = sub(gb, tq, cIdx(gb, 1));
     for (RowRead &r : rowReads) {
       Value table = bufferOf(r.read.getTensor());
-      Value diagonal = bufferOf(r.diagonal);
+      const BucketWindows *windows = windowsFor(
+          r.diagonal, cast<MemRefType>(table.getType()).getShape().back());
       SmallVector<Value> lead;
       for (Value v : r.lead)
         lead.push_back(uniformScalar(gb, v));
@@ -220,16 +325,15 @@ void KernelBuilder::buildRowReads(OpBuilder &b, int64_t numChunks, Value k0,
                    Value pos = add(cb, qPos0,
                                    minI(cb, add(cb, c0, cIdx(cb, l)), lastRow));
                    Value start = add(cb, sub(cb, pos, jLast), shift);
-                   Value buckets =
-                       loadBuckets(cb, diagonal, ValueRange{diagLead, start});
                    SmallVector<Value> at(lead);
                    at.push_back(rowOffset ? sub(cb, pos, rowOffset) : pos);
-                   rows.push_back(
-                       rowWindowRead(cb, table, at, buckets, 0, allLanes));
+                   Value first;
+                   rows.push_back(windowRead(cb, table, at, *windows, diagLead,
+                                             start, 0, allLanes, first));
                    // The row's window `rowReadPrefetch` key vectors on
                    // (it moves by at most one column per key).
                    if (opts.rowReadPrefetch > 0)
-                     prefetchAround(cb, table, at, buckets,
+                     prefetchAround(cb, table, at, first,
                                     opts.rowReadPrefetch * w);
                  }
                  SmallVector<Value> columns =
@@ -346,6 +450,33 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
       if (perKey)
         perKeyScalars[from] = to;
     }
+    // A key's row of a table read once per key (a uniform tile's p2c): when
+    // its rows are a cache line or more apart, the row `windowReadPrefetch`
+    // keys on is prefetched, as for the windowed reads below.
+    auto load = dyn_cast<memref::LoadOp>(clone);
+    auto wideRows = [&](MemRefType type) {
+      int64_t columns = type.getShape().back();
+      return ShapedType::isDynamic(columns) ||
+             columns * type.getElementTypeBitWidth() >= 512;
+    };
+    if (load && perKey && opts.windowReadPrefetch > 0 &&
+        load.getIndices().size() >= 2 && wideRows(load.getMemRefType())) {
+      auto extract = cast<tensor::ExtractOp>(inner);
+      int64_t rank = load.getIndices().size();
+      Value row = extract.getIndices()[rank - 2];
+      if (dependsOn(row, block.getArgument(4))) {
+        Value lastRow =
+            sub(b, memref::DimOp::create(b, loc, load.getMemRef(), rank - 2),
+                cIdx(b, 1));
+        SmallVector<Value> next(load.getIndices());
+        next[rank - 2] =
+            minI(b, add(b, next[rank - 2], cIdx(b, opts.windowReadPrefetch)),
+                 lastRow);
+        memref::PrefetchOp::create(b, loc, load.getMemRef(), next,
+                                   /*isWrite=*/false, /*localityHint=*/3,
+                                   /*isDataCache=*/true);
+      }
+    }
     return;
   }
 
@@ -420,10 +551,24 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
     // A row at bucket columns read from a diagonal table (W consecutive
     // diagonals).
     if (innerOnly && windowReadable(bufferType)) {
-      if (bucketRead(last)) {
-        Value columns = lanesVector(b, lanes, last);
-        lanes.vector[inner.getResult(0)] =
-            rowWindowRead(b, buffer, at, columns, lanes.chunk);
+      if (tensor::ExtractOp bucket = bucketRead(last)) {
+        // Through the diagonal's windows when the buckets are a contiguous
+        // window of it (lane-affine diagonals), else from their lanes.
+        ValueRange diagonalAt = bucket.getIndices();
+        const BucketWindows *windows =
+            windowsFor(bucket.getTensor(), bufferType.getShape().back());
+        Value first;
+        if (windows && uniform(diagonalAt.front()) &&
+            lanes.base.count(diagonalAt.back())) {
+          lanes.vector[inner.getResult(0)] = windowRead(
+              b, buffer, at, *windows, scalarOf(diagonalAt.front()),
+              lanes.base[diagonalAt.back()], lanes.chunk, Value(), first);
+        } else {
+          Value columns = lanesVector(b, lanes, last);
+          lanes.vector[inner.getResult(0)] =
+              rowWindowRead(b, buffer, at, columns, lanes.chunk);
+          first = vector::ExtractOp::create(b, loc, columns, int64_t(0));
+        }
         // The read `windowReadPrefetch` keys on, if its row depends on the
         // key (a key's row of p2c): the row as many rows on, its window at
         // most as many columns away.
@@ -436,7 +581,7 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
               b, memref::DimOp::create(b, loc, buffer, rank - 2), cIdx(b, 1));
           SmallVector<Value> next(at);
           next.back() = minI(b, add(b, at.back(), cIdx(b, d)), lastRow);
-          prefetchAround(b, buffer, next, columns, d);
+          prefetchAround(b, buffer, next, first, d);
         }
         return;
       }
@@ -500,6 +645,17 @@ void KernelBuilder::hoistKeyTileInvariants(OpBuilder &b, int64_t numChunks) {
           lanes.base.count(first))
         continue;
       evaluate(b, lanes, inner);
+      // A scalar of the tile's values alone (a cast of a bucket) is the
+      // same for every row vector: a tile scalar, which the per-key values
+      // may use (and the next row vectors reuse).
+      bool ofTile = llvm::all_of(inner.getOperands(), [&](Value v) {
+        return !op.getScoreMod().isAncestor(v.getParentRegion()) ||
+               v == block.getArgument(1) || v == block.getArgument(2) ||
+               tileInvariants.count(v) || tileScalars.count(v);
+      });
+      if (ofTile && inner.getNumResults() == 1)
+        if (Value scalar = lanes.scalarOf(first))
+          tileScalars[first] = scalar;
     }
     keyTileLanes.push_back(std::move(lanes));
   }

@@ -967,7 +967,11 @@ def RPEVectorizeAttentionPass : Pass<"rpe-vectorize-attention"> {
     one table row at bucket columns of a diagonal table (a key's row of a
     gather-trick table: DeBERTa's p2c) loads the W columns from the lower end
     lane's bucket and permutes them (one `vpermps` on x86) when every lane's
-    column falls among them, checked per read; the gather otherwise. A read
+    column falls among them; the gather otherwise. Which, and where the W
+    columns start, depends only on the diagonal of the vector's first lane:
+    it is computed once per diagonal before the kernel (an i32 per
+    diagonal), so that a read is a load of that, a branch, the buckets minus
+    the start and the permute. A read
     of a table row per query row at the buckets of (row, key) (DeBERTa's
     c2p: a gather across rows per key) is done that way per row, W keys at
     a time, in the key tiles that are not uniform: the W×W blocks are
