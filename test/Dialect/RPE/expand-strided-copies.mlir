@@ -1,10 +1,19 @@
 // RUN: rpe-opt %s -rpe-expand-strided-copies | FileCheck %s
 
 // A copy out of a slice (what bufferization makes of a head's q taken out
-// of B×H×L×D): memrefCopy would move one element at a time.
+// of B×H×L×D): memrefCopy would move one element at a time. Its rows have
+// a static length and unit stride on both sides: a loop over the rows with
+// one vector load and store per row (linalg.copy's static inner loop is
+// unrolled by LLVM into scalar moves).
 // CHECK-LABEL: func.func @from_slice
 // CHECK-NOT: memref.copy
-// CHECK: linalg.copy ins(%{{.*}} : memref<1x1x?x64xf32, strided<[?, ?, 64, 1], offset: ?>>) outs(%{{.*}} : memref<1x1x?x64xf32>)
+// CHECK: %[[S:.*]] = memref.subview
+// CHECK: scf.for %[[A:.*]] = %c0 to %c1{{.*}} step %c1 {
+// CHECK:   scf.for %[[B:.*]] = %c0 to %c1{{.*}} step %c1 {
+// CHECK:     scf.for %[[R:.*]] = %c0 to %arg2 step %c1 {
+// CHECK:       %[[ROW:.*]] = vector.load %[[S]][%[[A]], %[[B]], %[[R]], %c0{{.*}}] : memref<1x1x?x64xf32, strided<[?, ?, 64, 1], offset: ?>>, vector<64xf32>
+// CHECK:       vector.store %[[ROW]], %{{.*}}[%[[A]], %[[B]], %[[R]], %c0{{.*}}] : memref<1x1x?x64xf32>, vector<64xf32>
+// CHECK-NOT: linalg.copy
 func.func @from_slice(%src: memref<1x8x?x64xf32>, %h: index, %l: index) -> memref<1x1x?x64xf32> {
   %s = memref.subview %src[0, %h, 0, 0] [1, 1, %l, 64] [1, 1, 1, 1] : memref<1x8x?x64xf32> to memref<1x1x?x64xf32, strided<[?, ?, 64, 1], offset: ?>>
   %a = memref.alloc(%l) : memref<1x1x?x64xf32>
@@ -15,10 +24,50 @@ func.func @from_slice(%src: memref<1x8x?x64xf32>, %h: index, %l: index) -> memre
 // Into a slice (a head's output inserted into its place).
 // CHECK-LABEL: func.func @into_slice
 // CHECK-NOT: memref.copy
-// CHECK: linalg.copy ins(%{{.*}} : memref<4x64xf32>) outs(%{{.*}} : memref<4x64xf32, strided<[128, 1], offset: ?>>)
+// CHECK: scf.for %[[R:.*]] = %c0 to %c4{{.*}} step %c1 {
+// CHECK:   %[[ROW:.*]] = vector.load %{{.*}}[%[[R]], %c0{{.*}}] : memref<4x64xf32>, vector<64xf32>
+// CHECK:   vector.store %[[ROW]], %{{.*}}[%[[R]], %c0{{.*}}] : memref<4x64xf32, strided<[128, 1], offset: ?>>, vector<64xf32>
 func.func @into_slice(%src: memref<4x64xf32>, %dst: memref<4x128xf32>, %c: index) {
   %s = memref.subview %dst[0, %c] [4, 64] [1, 1] : memref<4x128xf32> to memref<4x64xf32, strided<[128, 1], offset: ?>>
   memref.copy %src, %s : memref<4x64xf32> to memref<4x64xf32, strided<[128, 1], offset: ?>>
+  return
+}
+
+// Rows longer than 512 bytes: 512-byte chunks (128 f32, 256 f16) when they
+// divide the row, up to 8 of them.
+// CHECK-LABEL: func.func @long_rows
+// CHECK: scf.for %[[R:.*]] = %c0 to %{{.*}} step %c1 {
+// CHECK:   %[[X:.*]] = vector.load %[[SRC:.*]][%[[R]], %c0{{.*}}] : memref<?x256xf32, strided<[512, 1], offset: ?>>, vector<128xf32>
+// CHECK:   vector.store %[[X]], %[[DST:.*]][%[[R]], %c0{{.*}}]
+// CHECK:   %[[Y:.*]] = vector.load %[[SRC]][%[[R]], %c128] : memref<?x256xf32, strided<[512, 1], offset: ?>>, vector<128xf32>
+// CHECK:   vector.store %[[Y]], %[[DST]][%[[R]], %c128]
+// CHECK: vector.load {{.*}} : memref<?x512xf16, strided<[1024, 1], offset: ?>>, vector<256xf16>
+// CHECK: vector.load {{.*}} : memref<?x512xf16, strided<[1024, 1], offset: ?>>, vector<256xf16>
+// CHECK-NOT: vector.load
+// CHECK: return
+func.func @long_rows(%a: memref<?x256xf32, strided<[512, 1], offset: ?>>, %b: memref<?x256xf32>,
+                     %c: memref<?x512xf16, strided<[1024, 1], offset: ?>>, %d: memref<?x512xf16>) {
+  memref.copy %a, %b : memref<?x256xf32, strided<[512, 1], offset: ?>> to memref<?x256xf32>
+  memref.copy %c, %d : memref<?x512xf16, strided<[1024, 1], offset: ?>> to memref<?x512xf16>
+  return
+}
+
+// Rows that are not of that form stay linalg.copy: a dynamic row length,
+// a row of 200 f32 (800 bytes, not a multiple of 512), more than 8 chunks
+// (2048 f32), a strided innermost dimension.
+// CHECK-LABEL: func.func @other_rows
+// CHECK-NOT: vector.load
+// CHECK-COUNT-4: linalg.copy
+// CHECK-NOT: vector.load
+// CHECK: return
+func.func @other_rows(%a: memref<4x?xf32, strided<[?, 1], offset: ?>>, %b: memref<4x?xf32>,
+                      %c: memref<4x200xf32, strided<[400, 1], offset: ?>>, %d: memref<4x200xf32>,
+                      %e: memref<2x2048xf32, strided<[4096, 1], offset: ?>>, %f: memref<2x2048xf32>,
+                      %g: memref<4x64xf32, strided<[128, 2], offset: ?>>, %h: memref<4x64xf32>) {
+  memref.copy %a, %b : memref<4x?xf32, strided<[?, 1], offset: ?>> to memref<4x?xf32>
+  memref.copy %c, %d : memref<4x200xf32, strided<[400, 1], offset: ?>> to memref<4x200xf32>
+  memref.copy %e, %f : memref<2x2048xf32, strided<[4096, 1], offset: ?>> to memref<2x2048xf32>
+  memref.copy %g, %h : memref<4x64xf32, strided<[128, 2], offset: ?>> to memref<4x64xf32>
   return
 }
 

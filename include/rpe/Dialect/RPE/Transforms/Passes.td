@@ -1136,11 +1136,20 @@ def RPEExpandStridedCopiesPass : Pass<"rpe-expand-strided-copies"> {
     utilities, which copies one element at a time through a call to
     `memcpy` (about 1 GB/s). This pass rewrites the latter kind — copies
     of slices that bufferization makes, such as a head's rows of q, k, v or
-    an output inserted into its place — into `linalg.copy`, whose loops
-    (after `convert-linalg-to-loops`) LLVM vectorizes; copies that become
+    an output inserted into its place. When the innermost dimension of
+    both buffers is static and of unit stride (rows of at most 512 bytes,
+    or up to 8 chunks of 512 bytes), they become an `scf.for` nest over the
+    rows with a `vector.load` and `vector.store` per row or chunk:
+    LLVM unrolls a short static inner loop fully and, unable to prove that
+    the buffers do not overlap, leaves its loads and stores scalar. Other
+    copies become `linalg.copy`, whose loops (after
+    `convert-linalg-to-loops`) LLVM vectorizes; copies that become
     `llvm.memcpy` and those of rank 0 stay.
   }];
-  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
+                           "::mlir::vector::VectorDialect"];
 }
 
 def RPEUnshareFillsPass : Pass<"rpe-unshare-fills"> {
