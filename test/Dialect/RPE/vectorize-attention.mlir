@@ -399,21 +399,17 @@ func.func @uniform_tiles(%q: tensor<1x2x?x8xf32>, %qe: tensor<1x2x?x5xf32>, %e: 
 // PERM: %[[WINDOWS:.*]] = arith.maxsi %[[WLEN]], %c0 : index
 // PERM: scf.for %[[A:.*]] = %c0 to %[[LEADS]] step %c1 {
 // PERM:   scf.for %[[D:.*]] = %c0 to %[[WINDOWS]] step %c1 {
-// PERM:     %[[B32:.*]] = vector.load %[[DIAG]][%[[A]], %[[D]]] : memref<?x?xi32>, vector<8xi32>
-// PERM:     %[[B:.*]] = arith.index_cast %[[B32]] : vector<8xi32> to vector<8xindex>
-// PERM:     %[[FIRST:.*]] = vector.extract %[[B]][0] : index from vector<8xindex>
-// PERM:     %[[LAST:.*]] = vector.extract %[[B]][7] : index from vector<8xindex>
-// PERM:     %[[LOW:.*]] = arith.minsi %[[FIRST]], %[[LAST]] : index
-// PERM:     %[[LOW9:.*]] = arith.minsi %[[LOW]], %c9 : index
-// PERM:     %[[START:.*]] = arith.maxsi %[[LOW9]], %c0 : index
-// PERM:     %[[START32:.*]] = arith.index_cast %[[START]] : index to i32
-// PERM:     %[[SPLAT:.*]] = vector.broadcast %[[START32]] : i32 to vector<8xi32>
-// PERM:     %[[BB32:.*]] = arith.index_cast %[[B]] : vector<8xindex> to vector<8xi32>
-// PERM:     %[[OFF:.*]] = arith.subi %[[BB32]], %[[SPLAT]] : vector<8xi32>
+// PERM:     %[[B:.*]] = vector.load %[[DIAG]][%[[A]], %[[D]]] : memref<?x?xi32>, vector<8xi32>
+// PERM:     %[[FIRST:.*]] = vector.extract %[[B]][0] : i32 from vector<8xi32>
+// PERM:     %[[LAST:.*]] = vector.extract %[[B]][7] : i32 from vector<8xi32>
+// PERM:     %[[LOW:.*]] = arith.minsi %[[FIRST]], %[[LAST]] : i32
+// PERM:     %[[LOW9:.*]] = arith.minsi %[[LOW]], %c9_i32 : i32
+// PERM:     %[[START:.*]] = arith.maxsi %[[LOW9]], %c0_i32 : i32
+// PERM:     %[[SPLAT:.*]] = vector.broadcast %[[START]] : i32 to vector<8xi32>
+// PERM:     %[[OFF:.*]] = arith.subi %[[B]], %[[SPLAT]] : vector<8xi32>
 // PERM:     %[[OUT:.*]] = arith.cmpi uge, %[[OFF]], %{{.*}} : vector<8xi32>
 // PERM:     %[[ANY:.*]] = vector.reduction <or>, %[[OUT]] : vector<8xi1> into i1
-// PERM:     %[[S32:.*]] = arith.index_cast %[[START]] : index to i32
-// PERM:     %[[ENTRY:.*]] = arith.select %[[ANY]], %c-1_i32, %[[S32]] : i32
+// PERM:     %[[ENTRY:.*]] = arith.select %[[ANY]], %c-1_i32, %[[START]] : i32
 // PERM:     memref.store %[[ENTRY]], %[[STARTS]][%[[A]], %[[D]]] : memref<?x?xi32>
 // PERM:   }
 // PERM:   scf.for %[[D:.*]] = %[[WINDOWS]] to %[[LEN]] step %c1 {

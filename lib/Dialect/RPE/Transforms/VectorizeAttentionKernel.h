@@ -216,38 +216,27 @@ private:
   /// vector<W x index>.
   Value gather(OpBuilder &b, Value buffer, ArrayRef<Value> indices,
                int64_t chunk, Value mask = Value());
-  /// `buffer[at..., columns[l]]` per lane l (`at`: uniform leading indices,
-  /// `columns`: a vector<W x index>): when the columns lie within W
-  /// consecutive elements (the buckets of W consecutive diagonals along a
-  /// key's row of a gather-trick table), one vector load of the row and a
-  /// variable permute; else, checked at run time, the gather.
-  Value rowWindowRead(OpBuilder &b, Value buffer, ArrayRef<Value> at,
-                      Value columns, int64_t chunk, Value mask = Value());
-  /// The W columns of a row of `rowLength` that rowWindowRead loads for the
-  /// buckets `columns` (vector<W x index>): the first (index), the lanes'
-  /// offsets from it (vector<W x i32>) and whether one falls outside.
-  struct Window {
-    Value start, offsets, anyOutside;
-  };
-  Window windowOf(OpBuilder &b, Value columns, int64_t rowLength);
   /// The W lanes of `row` at the lane offsets `offsets` (vector<W x i32>,
   /// each in [0, W)): the form LLVM's x86 backend turns into one vpermps.
   Value permuteLanes(OpBuilder &b, Value row, Value offsets);
-  /// Per-diagonal windows of a bucket diagonal table D for reads of rows of
-  /// `rowLength` columns, built once before the kernel: `start[a, d]` is the
-  /// first of the W columns that rowWindowRead loads for the buckets
-  /// D[a, d .. d + W - 1] (-1 where they do not lie within W columns, and
-  /// for the last W - 1 diagonals). A read then costs a scalar load, a
-  /// branch, the buckets minus the start and the permute, with no lane
-  /// extracts, minimum or check.
+  /// Window reads: a table row read at the buckets of W consecutive
+  /// diagonals (a key's row of a gather-trick table, or a query row's at W
+  /// keys), which lie within W consecutive columns, is one vector load of
+  /// the row and a variable permute. Per-diagonal windows of a bucket
+  /// diagonal table D for rows of `rowLength` columns, built once before
+  /// the kernel: `start[a, d]` is the first of the W columns holding the
+  /// buckets D[a, d .. d + W - 1] (the lower end lane's, moved left to end
+  /// inside the row), -1 where they do not lie within W columns (read by a
+  /// gather) and for the last W - 1 diagonals. A read then costs a scalar
+  /// load, a branch, the buckets minus the start and the permute.
   struct BucketWindows {
     Value diagonal;
     int64_t rowLength;
     Value start;
   };
   SmallVector<BucketWindows> bucketWindows;
-  /// The windows of every (bucket diagonal, row length) that rowWindowRead
-  /// reads through (findRowReads first).
+  /// The windows of every (bucket diagonal, row length) that a window read
+  /// uses (findRowReads first).
   void buildBucketWindows();
   const BucketWindows *windowsFor(Value diagonal, int64_t rowLength) const {
     for (const BucketWindows &w : bucketWindows)
@@ -255,18 +244,18 @@ private:
         return &w;
     return nullptr;
   }
-  /// rowWindowRead at the columns D[lead, diag .. diag + W - 1] through
-  /// their windows; `startColumn` is set to the window's first column (-1:
-  /// gathered).
+  /// `buffer[at..., D[lead, diag + l]]` per lane l, through the windows
+  /// (the gather where they do not fit; `mask` as for gather);
+  /// `startColumn` is set to the window's first column (-1: gathered).
   Value windowRead(OpBuilder &b, Value buffer, ArrayRef<Value> at,
                    const BucketWindows &windows, Value lead, Value diag,
                    int64_t chunk, Value mask, Value &startColumn);
   /// Prefetches `buffer[at..., c]` at c = `column` ± `distance` (clamped
-  /// into the row): where a later rowWindowRead of the row `at` reads when
+  /// into the row): where a later window read of the row `at` reads when
   /// its window moves by at most `distance` columns either way.
   void prefetchAround(OpBuilder &b, Value buffer, ArrayRef<Value> at,
                       Value column, int64_t distance);
-  /// Whether rowWindowRead may read `buffer`.
+  /// Whether a window read may read `buffer`.
   bool windowReadable(MemRefType type) const {
     return opts.permuteReads && type.getElementType().isF32() &&
            type.getRank() >= 1 && !type.isDynamicDim(type.getRank() - 1) &&
@@ -323,7 +312,7 @@ private:
   /// (`rowOffset` optional) of a per-query-row table at the buckets of a
   /// diagonal table (DeBERTa's c2p): a gather across W rows per key. In the
   /// key tiles that are not uniform, with permute-reads, it is read row by
-  /// row instead, W keys at a time (rowWindowRead: the buckets of W
+  /// row instead, W keys at a time (windowRead: the buckets of W
   /// consecutive keys lie within W columns of the row), the W×W blocks
   /// transposed into `scratch` (Sᵀ's layout, TK × TQ), and each key reads
   /// one vector of it.

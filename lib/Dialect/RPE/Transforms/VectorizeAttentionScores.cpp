@@ -87,59 +87,6 @@ void KernelBuilder::prefetchAround(OpBuilder &b, Value buffer,
   }
 }
 
-KernelBuilder::Window KernelBuilder::windowOf(OpBuilder &b, Value columns,
-                                              int64_t rowLength) {
-  int64_t w = opts.vectorWidth;
-  // The window starts at the lower of the end lanes (buckets run one way
-  // along the lanes), moved left so that it ends inside the row.
-  Value first = vector::ExtractOp::create(b, loc, columns, int64_t(0));
-  Value last = vector::ExtractOp::create(b, loc, columns, w - 1);
-  // (One op per statement: the order of the IR does not depend on the
-  // order in which the C++ compiler evaluates arguments.)
-  Value lowest = minI(b, first, last);
-  Value lastStart = cIdx(b, rowLength - w);
-  Value inRow = minI(b, lowest, lastStart);
-  Value zero = cIdx(b, 0);
-  Window window;
-  window.start = maxI(b, inRow, zero);
-  // Lane offsets in the window, as 32-bit lanes (the form LLVM's x86
-  // backend turns into vpermps).
-  Type i32 = b.getI32Type();
-  auto vecI32 = VectorType::get({w}, i32);
-  Value lo32 = arith::IndexCastOp::create(b, loc, i32, window.start);
-  Value start = bcast(b, lo32);
-  Value columns32 = arith::IndexCastOp::create(b, loc, vecI32, columns);
-  window.offsets = arith::SubIOp::create(b, loc, columns32, start);
-  Value outside = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::uge, window.offsets,
-      bcast(b, arith::ConstantIntOp::create(b, loc, i32, w)));
-  window.anyOutside =
-      vector::ReductionOp::create(b, loc, vector::CombiningKind::OR, outside);
-  return window;
-}
-
-Value KernelBuilder::rowWindowRead(OpBuilder &b, Value buffer,
-                                   ArrayRef<Value> at, Value columns,
-                                   int64_t chunk, Value mask) {
-  auto type = cast<MemRefType>(buffer.getType());
-  Window window = windowOf(b, columns, type.getShape().back());
-  Value lo = window.start, rel = window.offsets, anyOutside = window.anyOutside;
-  SmallVector<Value> indices(at);
-  indices.push_back(columns);
-  auto ifOp = scf::IfOp::create(
-      b, loc, anyOutside,
-      [&](OpBuilder &tb, Location) {
-        scf::YieldOp::create(tb, loc, gather(tb, buffer, indices, chunk, mask));
-      },
-      [&](OpBuilder &eb, Location) {
-        SmallVector<Value> start(at);
-        start.push_back(lo);
-        Value row = vector::LoadOp::create(eb, loc, vecF32, buffer, start);
-        scf::YieldOp::create(eb, loc, permuteLanes(eb, row, rel));
-      });
-  return ifOp.getResult(0);
-}
-
 Value KernelBuilder::permuteLanes(OpBuilder &b, Value row, Value offsets) {
   SmallVector<Value> elements;
   for (int64_t l = 0; l < opts.vectorWidth; ++l) {
@@ -172,15 +119,32 @@ void KernelBuilder::buildBucketWindows() {
     // Windows [0, length - W + 1) read W buckets; the diagonals after them
     // are marked as gathered.
     Value windows = maxI(rw, sub(rw, length, cIdx(rw, w - 1)), cIdx(rw, 0));
-    Value none = arith::ConstantIntOp::create(rw, loc, i32, -1);
+    auto i32Const = [&](int64_t v) {
+      return arith::ConstantIntOp::create(rw, loc, i32, v).getResult();
+    };
+    Value none = i32Const(-1), zero = i32Const(0), width = i32Const(w);
+    Value lastStart = i32Const(n - w);
     forRange(rw, cIdx(rw, 0), leads, cIdx(rw, 1), [&](OpBuilder &ab, Value a) {
       forRange(
           ab, cIdx(ab, 0), windows, cIdx(ab, 1), [&](OpBuilder &db, Value d) {
-            Window window =
-                windowOf(db, loadBuckets(db, diag, ValueRange{a, d}), n);
-            Value lo = arith::IndexCastOp::create(db, loc, i32, window.start);
+            // The window starts at the lower of the end lanes (buckets run
+            // one way along the lanes), moved left so that it ends inside
+            // the row; the W buckets fit when each is less than W columns
+            // past its start.
+            Value columns = loadBuckets32(db, diag, ValueRange{a, d});
+            Value first = vector::ExtractOp::create(db, loc, columns, 0);
+            Value last = vector::ExtractOp::create(db, loc, columns, w - 1);
+            Value lowest = arith::MinSIOp::create(db, loc, first, last);
+            Value inRow = arith::MinSIOp::create(db, loc, lowest, lastStart);
+            Value lo = arith::MaxSIOp::create(db, loc, inRow, zero);
+            Value offsets =
+                arith::SubIOp::create(db, loc, columns, bcast(db, lo));
+            Value outside = arith::CmpIOp::create(
+                db, loc, arith::CmpIPredicate::uge, offsets, bcast(db, width));
+            Value anyOutside = vector::ReductionOp::create(
+                db, loc, vector::CombiningKind::OR, outside);
             Value entry =
-                arith::SelectOp::create(db, loc, window.anyOutside, none, lo);
+                arith::SelectOp::create(db, loc, anyOutside, none, lo);
             memref::StoreOp::create(db, loc, entry, start, ValueRange{a, d});
           });
       forRange(ab, windows, length, cIdx(ab, 1), [&](OpBuilder &db, Value d) {
@@ -553,37 +517,33 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
     if (innerOnly && windowReadable(bufferType)) {
       if (tensor::ExtractOp bucket = bucketRead(last)) {
         // Through the diagonal's windows when the buckets are a contiguous
-        // window of it (lane-affine diagonals), else from their lanes.
+        // run of it (lane-affine diagonals, as every Toeplitz table's
+        // are); else the gather below.
         ValueRange diagonalAt = bucket.getIndices();
         const BucketWindows *windows =
             windowsFor(bucket.getTensor(), bufferType.getShape().back());
-        Value first;
         if (windows && uniform(diagonalAt.front()) &&
             lanes.base.count(diagonalAt.back())) {
+          Value first;
           lanes.vector[inner.getResult(0)] = windowRead(
               b, buffer, at, *windows, scalarOf(diagonalAt.front()),
               lanes.base[diagonalAt.back()], lanes.chunk, Value(), first);
-        } else {
-          Value columns = lanesVector(b, lanes, last);
-          lanes.vector[inner.getResult(0)] =
-              rowWindowRead(b, buffer, at, columns, lanes.chunk);
-          first = vector::ExtractOp::create(b, loc, columns, int64_t(0));
+          // The read `windowReadPrefetch` keys on, if its row depends on the
+          // key (a key's row of p2c): the row as many rows on, its window at
+          // most as many columns away.
+          int64_t d = opts.windowReadPrefetch;
+          Value row = indices[bufferType.getRank() - 2];
+          if (d > 0 && !inUniformTile &&
+              dependsOn(row, op.getScoreMod().front().getArgument(4))) {
+            int64_t rank = bufferType.getRank();
+            Value lastRow = sub(
+                b, memref::DimOp::create(b, loc, buffer, rank - 2), cIdx(b, 1));
+            SmallVector<Value> next(at);
+            next.back() = minI(b, add(b, at.back(), cIdx(b, d)), lastRow);
+            prefetchAround(b, buffer, next, first, d);
+          }
+          return;
         }
-        // The read `windowReadPrefetch` keys on, if its row depends on the
-        // key (a key's row of p2c): the row as many rows on, its window at
-        // most as many columns away.
-        int64_t d = opts.windowReadPrefetch;
-        Value row = indices[bufferType.getRank() - 2];
-        if (d > 0 && !inUniformTile &&
-            dependsOn(row, op.getScoreMod().front().getArgument(4))) {
-          int64_t rank = bufferType.getRank();
-          Value lastRow = sub(
-              b, memref::DimOp::create(b, loc, buffer, rank - 2), cIdx(b, 1));
-          SmallVector<Value> next(at);
-          next.back() = minI(b, add(b, at.back(), cIdx(b, d)), lastRow);
-          prefetchAround(b, buffer, next, first, d);
-        }
-        return;
       }
     }
     SmallVector<Value> idx;
