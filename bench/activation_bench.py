@@ -19,7 +19,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -107,15 +106,7 @@ def main():
                 if errors[impl] > 1e-5:
                     sys.exit("activation_bench: %s %s is off by %g"
                              % (impl, name, errors[impl]))
-            times = {impl: [] for impl in calls}
-            for _ in range(args.rounds):
-                for impl, call in calls.items():
-                    best = float("inf")
-                    for _ in range(args.repeats):
-                        t0 = time.perf_counter()
-                        call()
-                        best = min(best, time.perf_counter() - t0)
-                    times[impl].append(best)
+            times = cb.interleaved_rounds(calls, args.rounds, args.repeats)
             rpe_ms = statistics.median(times["rpe"]) * 1e3
             for impl in calls:
                 ms = statistics.median(times[impl]) * 1e3

@@ -547,6 +547,18 @@ def child(impl, length, repeats, dec):
     print(json.dumps({"times": times, "extra": extra}))
 
 
+def interleaved_rounds(calls, rounds, repeats=1):
+    """Calls every implementation of `calls` (name -> callable) in turn,
+    `rounds` times, `repeats` calls per turn of which the fastest counts:
+    name -> its round times in seconds. The machine's drift falls on all
+    of them alike (bench/activation_bench.py, relative_bias_bench.py)."""
+    times = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, call in calls.items():
+            times[name].append(min(_time_calls(call, repeats)))
+    return times
+
+
 def interleave(impls, lengths, rounds, baseline=None, one_thread=False):
     """Every rpe implementation compiled once per length in this process
     (and again by the `baseline` librpe-c.so, as "<impl>@base"; with

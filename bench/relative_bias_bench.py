@@ -19,7 +19,6 @@ import argparse
 import os
 import statistics
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -72,12 +71,7 @@ def main():
             out = out.numpy() if hasattr(out, "numpy") else out
             if not np.array_equal(out, reference):
                 sys.exit("relative_bias_bench: %s differs from torch" % name)
-        times = {name: [] for name in calls}
-        for _ in range(args.rounds):
-            for name, call in calls.items():
-                t0 = time.perf_counter()
-                call()
-                times[name].append(time.perf_counter() - t0)
+        times = cb.interleaved_rounds(calls, args.rounds)
         rpe_ms = statistics.median(times["rpe"]) * 1e3
         for name in calls:
             ms = statistics.median(times[name]) * 1e3
