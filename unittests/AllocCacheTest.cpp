@@ -5,13 +5,25 @@
 // libraries. The cache is process-wide state: each test starts by emptying
 // it (freeing blocks larger than the limit evicts everything).
 //
+// Blocks of 2 MiB or more are allocHuge's (huge pages are on unless
+// RPE_HUGE_PAGES=0): aligned to 2 MiB, with up to 2 MiB of glibc's
+// alignment slack after them, so the sizes below keep every comparison
+// clear of that slack.
+//
 //===----------------------------------------------------------------------===//
 
 #include <gtest/gtest.h>
 
+#include <malloc.h>
+#include <unistd.h>
+
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -64,9 +76,10 @@ TEST(AllocCache, DoesNotHandOutAMuchLargerOrTooSmallBlock) {
   _mlir_memref_to_llvm_free(big);
   void *small = _mlir_memref_to_llvm_alloc(kMiB);
   EXPECT_NE(small, big);
-  void *larger = _mlir_memref_to_llvm_alloc(9 * kMiB);
+  // More than the block holds, alignment slack included (below 10 MiB).
+  void *larger = _mlir_memref_to_llvm_alloc(11 * kMiB);
   EXPECT_NE(larger, big);
-  memset(larger, 0, 9 * kMiB);
+  memset(larger, 0, 11 * kMiB);
   _mlir_memref_to_llvm_free(small);
   _mlir_memref_to_llvm_free(larger);
   drainCache();
@@ -74,12 +87,14 @@ TEST(AllocCache, DoesNotHandOutAMuchLargerOrTooSmallBlock) {
 
 TEST(AllocCache, PicksTheSmallestFittingBlock) {
   drainCache();
-  void *a = _mlir_memref_to_llvm_alloc(5 * kMiB);
+  // 7 MiB becomes a block of 8 MiB (its last huge page whole): usable
+  // sizes in (8, 10] MiB and (4, 6] MiB, which do not overlap.
+  void *a = _mlir_memref_to_llvm_alloc(7 * kMiB);
   void *b = _mlir_memref_to_llvm_alloc(4 * kMiB);
   _mlir_memref_to_llvm_free(a);
   _mlir_memref_to_llvm_free(b);
   EXPECT_EQ(_mlir_memref_to_llvm_alloc(3 * kMiB), b);
-  EXPECT_EQ(_mlir_memref_to_llvm_alloc(3 * kMiB), a);
+  EXPECT_EQ(_mlir_memref_to_llvm_alloc(4 * kMiB), a);
   free(a);
   free(b);
   drainCache();
@@ -146,6 +161,116 @@ TEST(AllocCache, ConcurrentThreads) {
   for (std::thread &t : threads)
     t.join();
   drainCache();
+}
+
+/// The VmFlags of the mapping that holds `address` (/proc/self/smaps), or
+/// "?" when there is none.
+std::string vmFlagsAt(const void *address) {
+  auto at = reinterpret_cast<uintptr_t>(address);
+  std::ifstream smaps("/proc/self/smaps");
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    unsigned long start, end;
+    char dash;
+    std::istringstream head(line);
+    if (line.find(':') > line.find(' ') &&
+        (head >> std::hex >> start >> dash >> end) && dash == '-') {
+      inside = start <= at && at < end;
+      continue;
+    }
+    if (inside && line.rfind("VmFlags:", 0) == 0)
+      return line.substr(8);
+  }
+  return "?";
+}
+
+bool hugePageAdvised(const void *address) {
+  return vmFlagsAt(address).find(" hg") != std::string::npos;
+}
+
+bool kernelHasTHP() {
+  return access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
+}
+
+TEST(AllocCache, LargeBlocksAskForHugePages) {
+  if (!kernelHasTHP())
+    GTEST_SKIP() << "the kernel has no transparent huge pages";
+  if (getenv("RPE_HUGE_PAGES"))
+    GTEST_SKIP() << "RPE_HUGE_PAGES is set";
+  drainCache();
+  auto *p = static_cast<char *>(_mlir_memref_to_llvm_alloc(4 * kMiB));
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (2 * kMiB), 0u);
+  EXPECT_TRUE(hugePageAdvised(p)) << vmFlagsAt(p);
+  EXPECT_TRUE(hugePageAdvised(p + 4 * kMiB - 1)) << vmFlagsAt(p + 4 * kMiB - 1);
+  // Aligned requests too.
+  auto *q =
+      static_cast<char *>(_mlir_memref_to_llvm_aligned_alloc(64, 2 * kMiB));
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % (2 * kMiB), 0u);
+  EXPECT_TRUE(hugePageAdvised(q)) << vmFlagsAt(q);
+  _mlir_memref_to_llvm_free(p);
+  _mlir_memref_to_llvm_free(q);
+  drainCache();
+}
+
+TEST(AllocCache, OnlyALargeLastPartGetsAHugePage) {
+  if (!kernelHasTHP())
+    GTEST_SKIP() << "the kernel has no transparent huge pages";
+  if (getenv("RPE_HUGE_PAGES"))
+    GTEST_SKIP() << "RPE_HUGE_PAGES is set";
+  drainCache();
+  // 2 MiB + 64 bytes: one huge page (that the 64 bytes after it keep small
+  // pages is checked in a new process, below: the advice stays with memory
+  // that glibc hands out again).
+  auto *p = static_cast<char *>(_mlir_memref_to_llvm_alloc(2 * kMiB + 64));
+  EXPECT_TRUE(hugePageAdvised(p)) << vmFlagsAt(p);
+  // 3 MiB: the last MiB gets a huge page of its own, the block 4 MiB.
+  auto *q = static_cast<char *>(_mlir_memref_to_llvm_alloc(3 * kMiB));
+  EXPECT_TRUE(hugePageAdvised(q + 3 * kMiB - 1)) << vmFlagsAt(q + 3 * kMiB - 1);
+  EXPECT_GE(malloc_usable_size(q), 4 * kMiB);
+  // Freed and asked for again, each block serves its own size (its
+  // alignment slack does not count against it).
+  _mlir_memref_to_llvm_free(p);
+  _mlir_memref_to_llvm_free(q);
+  EXPECT_EQ(_mlir_memref_to_llvm_alloc(2 * kMiB + 64), p);
+  EXPECT_EQ(_mlir_memref_to_llvm_alloc(3 * kMiB), q);
+  _mlir_memref_to_llvm_free(p);
+  _mlir_memref_to_llvm_free(q);
+  drainCache();
+}
+
+/// In a new process (gtest's threadsafe death-test style runs the test
+/// binary again), whose first large block comes from a mapping of its own:
+/// RPE_HUGE_PAGES is read once, at the first large block.
+void allocateWithHugePages(const char *value, bool expectAdvised) {
+  if (value)
+    setenv("RPE_HUGE_PAGES", value, 1);
+  else
+    unsetenv("RPE_HUGE_PAGES");
+  auto *p = static_cast<char *>(_mlir_memref_to_llvm_alloc(2 * kMiB + 64));
+  memset(p, 1, 2 * kMiB + 64);
+  bool advised = hugePageAdvised(p);
+  bool tail = hugePageAdvised(p + 2 * kMiB + 32);
+  fprintf(stderr, "advised: %d, tail: %d\n", advised, tail);
+  _mlir_memref_to_llvm_free(p);
+  exit(advised == expectAdvised && !tail ? 0 : 1);
+}
+
+TEST(AllocCache, HugePagesByDefaultOffOrABadSetting) {
+  if (!kernelHasTHP())
+    GTEST_SKIP() << "the kernel has no transparent huge pages";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(allocateWithHugePages(nullptr, true), testing::ExitedWithCode(0),
+              "advised: 1, tail: 0");
+  EXPECT_EXIT(allocateWithHugePages("0", false), testing::ExitedWithCode(0),
+              "advised: 0, tail: 0");
+  EXPECT_EXIT(allocateWithHugePages("1", true), testing::ExitedWithCode(0),
+              "advised: 1, tail: 0");
+  // Anything else: a message naming it, and huge pages as by default.
+  EXPECT_EXIT(allocateWithHugePages("yes", true), testing::ExitedWithCode(0),
+              "rpe: RPE_HUGE_PAGES='yes' is neither 0 nor 1; large buffers "
+              "ask for huge pages");
 }
 
 } // namespace

@@ -7,6 +7,7 @@ import os
 import resource
 
 import numpy as np
+import pytest
 
 import rpe
 
@@ -44,10 +45,10 @@ def _faults_per_call(fn, x, calls=4):
     return (after - before) / calls, result
 
 
-# In a child process with glibc mmap'ing every block of 1 MiB or more
-# (a fixed threshold: without it glibc's dynamic one may keep the
-# temporaries in its heap or not, depending on what ran before), so that
-# without the cache every call faults its temporaries in again.
+# In a child process with small pages only and glibc mmap'ing every block
+# of 1 MiB or more (a fixed threshold: without it glibc's dynamic one may
+# keep the temporaries in its heap or not, depending on what ran before),
+# so that without the cache every call faults its temporaries in again.
 _CHILD = """
 import json, os, resource, sys
 import numpy as np
@@ -71,7 +72,9 @@ def test_temporaries_reuse_their_pages():
     import json
     import subprocess
     import sys
-    env = dict(os.environ,
+    # 4 KiB pages (RPE_HUGE_PAGES=0): with huge ones the temporary is 8
+    # faults, cached or not.
+    env = dict(os.environ, RPE_HUGE_PAGES="0",
                GLIBC_TUNABLES="glibc.malloc.mmap_threshold=1048576")
     env.pop("RPE_ALLOC_CACHE_MB", None)
     proc = subprocess.run(
@@ -155,3 +158,49 @@ def test_bad_cache_size_is_reported(tmp_path):
         assert proc.returncode == 0, proc.stderr
         assert ("rpe: RPE_ALLOC_CACHE_MB='%s' is not a number of MiB" % value
                 in proc.stderr), proc.stderr
+
+
+# The bytes of the mappings advised for huge pages (VmFlags "hg") after a
+# few calls of MODULE, whose 16 MiB temporary stays in the cache.
+_HUGE_CHILD = """
+import sys
+import numpy as np
+sys.path.insert(0, %(tests)r)
+import rpe
+from test_alloc_cache import MODULE
+x = np.full((2048, 2048), 0.25, np.float32)
+f = rpe.compile(MODULE %% "huge").huge
+for _ in range(3):
+    r = f(x)
+assert np.allclose(r, 2048 * np.exp(0.25), rtol=1e-4), r[:4]
+size, total = 0, 0
+for line in open("/proc/self/smaps"):
+    head = line.split()[0]
+    if "-" in head and not head.endswith(":"):
+        start, end = (int(v, 16) for v in head.split("-"))
+        size = end - start
+    elif line.startswith("VmFlags:") and " hg" in line:
+        total += size
+print(total)
+"""
+
+
+def test_large_temporaries_ask_for_huge_pages():
+    """A library's blocks of 2 MiB or more are advised for transparent huge
+    pages (the DeBERTa tables' column walks miss the TLB on 4 KiB pages),
+    unless RPE_HUGE_PAGES=0: the advised mappings of a process grow by the
+    16 MiB temporary."""
+    import subprocess
+    import sys
+    if not os.path.exists("/sys/kernel/mm/transparent_hugepage/enabled"):
+        pytest.skip("the kernel has no transparent huge pages")
+    advised = {}
+    tests = os.path.dirname(os.path.abspath(__file__))
+    for value in ("1", "0"):
+        env = dict(os.environ, RPE_HUGE_PAGES=value)
+        proc = subprocess.run(
+            [sys.executable, "-c", _HUGE_CHILD % {"tests": tests}],
+            env=env, capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        advised[value] = int(proc.stdout.strip().splitlines()[-1])
+    assert advised["1"] - advised["0"] >= 16 << 20, advised

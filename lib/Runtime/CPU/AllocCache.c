@@ -14,6 +14,13 @@
 |* Blocks come from malloc / posix_memalign, so that a buffer a module      *|
 |* returns may be released with free() by its caller.                       *|
 |*                                                                          *|
+|* A new block of 2 MiB or more is 2 MiB-aligned and its whole 2 MiB are   *|
+|* madvise'd MADV_HUGEPAGE before anything touches them: where transparent  *|
+|* huge pages are on for such regions ("madvise", the usual default, or     *|
+|* "always") they are backed by 2 MiB pages. The DeBERTa tables' rows are   *|
+|* 2 KiB apart and the kernel walks their columns: with 4 KiB pages nearly  *|
+|* every row it reads is a TLB miss. RPE_HUGE_PAGES=0 turns this off.       *|
+|*                                                                          *|
 |* Linked statically (librpe_cpu_runtime.a) into each library, with hidden  *|
 |* visibility: each library has its own cache. It exports one function,     *|
 |* rpe_free_buffer, through which a caller may give a result buffer back    *|
@@ -28,15 +35,19 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #define RPE_HIDDEN __attribute__((visibility("hidden")))
 
 enum { kSlots = 32 };
 static const size_t kMinBytes = (size_t)256 << 10;
+static const size_t kHugeBytes = (size_t)2 << 20;
 
 struct Slot {
   void *ptr;
   size_t capacity;
+  size_t counted;    /* what the half-size rule counts (countedBytes) */
   unsigned long age; /* when it was cached: the oldest goes first */
 };
 
@@ -65,6 +76,65 @@ static void readLimit(void) {
   limitBytes = megabytes > (SIZE_MAX >> 20) ? SIZE_MAX : megabytes << 20;
 }
 
+static pthread_once_t hugeOnce = PTHREAD_ONCE_INIT;
+static int hugePages;
+
+static void readHugePages(void) {
+  const char *env = getenv("RPE_HUGE_PAGES");
+  hugePages = 1;
+  if (!env || !*env)
+    return;
+  if (strcmp(env, "0") == 0)
+    hugePages = 0;
+  else if (strcmp(env, "1") != 0)
+    fprintf(stderr,
+            "rpe: RPE_HUGE_PAGES='%s' is neither 0 nor 1; large buffers ask "
+            "for huge pages\n",
+            env);
+}
+
+/* A new block of `size` >= kHugeBytes bytes on a huge-page boundary,
+   marked for transparent huge pages before its first touch; NULL if huge
+   pages are off or the allocation fails (the caller then allocates as
+   usual). A last part of half a huge page or more gets a huge page of its
+   own (the block grows to whole huge pages: at most half a huge page
+   more); a smaller one keeps small pages (rounding every size up made a
+   block of 2 MiB + 64 bytes take two huge pages). The advice is a hint:
+   where THP is "never", or madvise fails, the block is an ordinary one. A
+   block's size stays below twice the request's, as take() wants. */
+static void *allocHuge(size_t size) {
+  pthread_once(&hugeOnce, readHugePages);
+  if (!hugePages || size < kHugeBytes || size > SIZE_MAX - kHugeBytes)
+    return NULL;
+  size_t whole = size & ~(kHugeBytes - 1);
+  if (size - whole >= kHugeBytes / 2)
+    whole += kHugeBytes;
+  size_t bytes = whole > size ? whole : size;
+  void *ptr;
+  if (posix_memalign(&ptr, kHugeBytes, bytes) != 0)
+    return NULL;
+#ifdef MADV_HUGEPAGE
+  (void)madvise(ptr, whole, MADV_HUGEPAGE);
+#endif
+  return ptr;
+}
+
+/* The bytes of a freed block of `capacity` usable bytes that take()'s
+   half-size rule counts: a block on a huge-page boundary of more than a
+   huge page may be allocHuge's, whose usable size can exceed what it asked
+   for by up to a huge page and a page of alignment slack that nothing
+   touches (glibc keeps the slack of a large aligned block), so at most
+   that much is not counted: otherwise a block made for a request of 2 MiB
+   + 64 bytes could count nearly 4 MiB + 64 and never be handed out for the
+   same request again. A block that is aligned by chance only counts less
+   too, which merely lets it serve somewhat smaller requests. */
+static size_t countedBytes(void *ptr, size_t capacity) {
+  const size_t slack = kHugeBytes + 4096;
+  if ((uintptr_t)ptr % kHugeBytes != 0 || capacity <= kHugeBytes)
+    return capacity;
+  return capacity > kHugeBytes + slack ? capacity - slack : kHugeBytes;
+}
+
 static size_t cacheLimit(void) {
   pthread_once(&limitOnce, readLimit);
   return limitBytes;
@@ -80,7 +150,7 @@ static void *take(size_t size, size_t alignment) {
   int best = -1;
   for (int i = 0; i < kSlots; ++i) {
     struct Slot *s = &slots[i];
-    if (!s->ptr || s->capacity < size || s->capacity / 2 > size ||
+    if (!s->ptr || s->capacity < size || s->counted / 2 > size ||
         (uintptr_t)s->ptr % alignment != 0)
       continue;
     if (best < 0 || s->capacity < slots[best].capacity)
@@ -97,6 +167,8 @@ static void *take(size_t size, size_t alignment) {
 
 RPE_HIDDEN void *_mlir_memref_to_llvm_alloc(size_t size) {
   void *ptr = take(size, 1);
+  if (!ptr)
+    ptr = allocHuge(size);
   return ptr ? ptr : malloc(size);
 }
 
@@ -105,6 +177,8 @@ RPE_HIDDEN void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
   if (alignment < sizeof(void *))
     alignment = sizeof(void *);
   void *ptr = take(size, alignment);
+  if (!ptr && alignment <= kHugeBytes)
+    ptr = allocHuge(size);
   if (ptr)
     return ptr;
   if (posix_memalign(&ptr, alignment, size ? size : 1) != 0)
@@ -138,6 +212,7 @@ RPE_HIDDEN void _mlir_memref_to_llvm_free(void *ptr) {
     if (empty >= 0 && cachedBytes + capacity <= limit) {
       slots[empty].ptr = ptr;
       slots[empty].capacity = capacity;
+      slots[empty].counted = countedBytes(ptr, capacity);
       slots[empty].age = ++ageCounter;
       cachedBytes += capacity;
       ptr = NULL;
