@@ -20,12 +20,18 @@ aligned to the bottom right).
         [--markdown out.md] [--isa avx2]
     python3 bench/cpu_attention_bench.py --interleave ROUNDS
         [--impls rpe_...] [--lengths ...] [--baseline-library old/librpe-c.so]
+        [--baseline-env VAR=VALUE]
 
 --interleave measures rpe against itself in one process (every
 implementation compiled once, called in turn): the cost of a term over the
 bias-free kernel, or with --baseline-library, of one build over another
 (e.g. a `git worktree` of an earlier commit built with
--DRPE_BUILD_TESTS=OFF), as medians of per-round time ratios. Among its
+-DRPE_BUILD_TESTS=OFF), or with --baseline-env VAR=VALUE, of the same
+build with a runtime setting against the default (each implementation
+compiled twice: the libraries' runtimes read RPE_HUGE_PAGES and
+RPE_ALLOC_CACHE_MB once each, at their first large block, so the second
+copy's first calls run with VAR=VALUE set), as medians of per-round time
+ratios. Among its
 --impls, rpe_decode stands for the decode shapes above (Lq in {1, 2, 4,
 16} against Lk = each of --lengths), and rpe_t5_decode for a T5 decoder's
 self-attention with a key cache on them (T5_DECODE: unidirectional T5
@@ -559,16 +565,36 @@ def interleaved_rounds(calls, rounds, repeats=1):
     return times
 
 
-def interleave(impls, lengths, rounds, baseline=None, one_thread=False):
+def _with_env(setting, call):
+    """call() with `setting` ("VAR=VALUE") in the environment, restored
+    afterwards."""
+    var, value = setting.split("=", 1)
+    old = os.environ.get(var)
+    os.environ[var] = value
+    try:
+        return call()
+    finally:
+        if old is None:
+            del os.environ[var]
+        else:
+            os.environ[var] = old
+
+
+def interleave(impls, lengths, rounds, baseline=None, one_thread=False,
+               baseline_env=None):
     """Every rpe implementation compiled once per length in this process
     (and again by the `baseline` librpe-c.so, as "<impl>@base"; with
-    `one_thread`, again for one thread, as "<impl>@1t"), warmed up, then
+    `baseline_env` = "VAR=VALUE", again by this build, as "<impl>@env",
+    whose warm-up calls run with VAR=VALUE set: the library's runtime reads
+    it then; with `one_thread`, again for one thread, as "<impl>@1t"),
+    warmed up, then
     called in turn `rounds` times. Prints, per variant, the min and median
     time, the median over rounds of its time / rpe_none's time of the same
     build in the same round (the cost of a term) and, with a baseline, of
     its time / the baseline's (the cost of a change), with one_thread of
-    its time / its one-thread time (1 / the threads' speedup): ratios with
-    the machine's drift cancelled."""
+    its time / its one-thread time (1 / the threads' speedup), with
+    baseline_env of its time / the @env variant's: ratios with the
+    machine's drift cancelled."""
     results = []
     for length in lengths:
         variants = []
@@ -584,12 +610,19 @@ def interleave(impls, lengths, rounds, baseline=None, one_thread=False):
                 if baseline:
                     variants.append((name + "@base",
                                      _build(kind, length, dec, baseline)[0]))
+                if baseline_env:
+                    variants.append((name + "@env",
+                                     _build(kind, length, dec)[0]))
                 if one_thread and not dec and impl != "rpe_t5_hf":
                     variants.append((name + "@1t",
                                      _build(kind, length, dec, None, 1)[0]))
-        for _, call in variants:
-            call()
-            call()
+        for name, call in variants:
+            if name.endswith("@env"):
+                _with_env(baseline_env, call)
+                _with_env(baseline_env, call)
+            else:
+                call()
+                call()
         times = {name: [] for name, _ in variants}
         for _ in range(rounds):
             for name, call in variants:
@@ -604,6 +637,8 @@ def interleave(impls, lengths, rounds, baseline=None, one_thread=False):
                 {"over_none": "rpe_none" + ("@" + variant if variant else "")}
             if baseline and not variant:
                 refs["over_base"] = impl + "@base"
+            if baseline_env and not variant:
+                refs["over_env"] = impl + "@env"
             if one_thread and not variant:
                 refs["over_1t"] = impl + "@1t"
             text = ""
@@ -773,6 +808,12 @@ def main():
                         help="with --interleave: also compile every "
                         "implementation with this librpe-c.so (another "
                         "build) and report new / baseline time ratios")
+    parser.add_argument("--baseline-env", metavar="VAR=VALUE",
+                        help="with --interleave: also compile every "
+                        "implementation again, make that copy's first calls "
+                        "with VAR=VALUE in the environment (a runtime "
+                        "setting such as RPE_HUGE_PAGES=0) and report "
+                        "default / VAR=VALUE time ratios")
     parser.add_argument("--isa", choices=("native", "avx2"),
                         help="avx2: run as on an AVX2 host (rpe for "
                         "x86-64-v3, torch with ATEN_CPU_CAPABILITY=avx2, the "
@@ -803,14 +844,18 @@ def main():
         if "rpe_none" not in impls and not args.baseline_library:
             impls.insert(0, "rpe_none")
         os.environ["OMP_NUM_THREADS"] = str(THREADS)
+        if args.baseline_env and "=" not in args.baseline_env:
+            parser.error("--baseline-env wants VAR=VALUE, got %r"
+                         % args.baseline_env)
         results = interleave(impls, [int(x) for x in args.lengths.split(",")],
                              args.interleave, args.baseline_library,
-                             args.one_thread)
+                             args.one_thread, args.baseline_env)
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"threads": THREADS, "isa": ISA,
                            "rounds": args.interleave,
                            "baseline": args.baseline_library,
+                           "baseline_env": args.baseline_env,
                            "rows": results}, f, indent=1)
         return
     if args.export_t5_hf:
