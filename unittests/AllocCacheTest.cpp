@@ -189,16 +189,22 @@ bool hugePageAdvised(const void *address) {
   return vmFlagsAt(address).find(" hg") != std::string::npos;
 }
 
-bool kernelHasTHP() {
-  return access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) == 0;
-}
+/// Tests of the huge-page advice, in this process with the default
+/// setting: skipped on a kernel without transparent huge pages, or when
+/// RPE_HUGE_PAGES is set.
+class AllocCacheHugePages : public testing::Test {
+protected:
+  void SetUp() override {
+    if (access("/sys/kernel/mm/transparent_hugepage/enabled", F_OK) != 0)
+      GTEST_SKIP() << "the kernel has no transparent huge pages";
+    if (getenv("RPE_HUGE_PAGES"))
+      GTEST_SKIP() << "RPE_HUGE_PAGES is set";
+    drainCache();
+  }
+  void TearDown() override { drainCache(); }
+};
 
-TEST(AllocCache, LargeBlocksAskForHugePages) {
-  if (!kernelHasTHP())
-    GTEST_SKIP() << "the kernel has no transparent huge pages";
-  if (getenv("RPE_HUGE_PAGES"))
-    GTEST_SKIP() << "RPE_HUGE_PAGES is set";
-  drainCache();
+TEST_F(AllocCacheHugePages, LargeBlocksAskForHugePages) {
   auto *p = static_cast<char *>(_mlir_memref_to_llvm_alloc(4 * kMiB));
   ASSERT_NE(p, nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % (2 * kMiB), 0u);
@@ -211,15 +217,9 @@ TEST(AllocCache, LargeBlocksAskForHugePages) {
   EXPECT_TRUE(hugePageAdvised(q)) << vmFlagsAt(q);
   _mlir_memref_to_llvm_free(p);
   _mlir_memref_to_llvm_free(q);
-  drainCache();
 }
 
-TEST(AllocCache, OnlyALargeLastPartGetsAHugePage) {
-  if (!kernelHasTHP())
-    GTEST_SKIP() << "the kernel has no transparent huge pages";
-  if (getenv("RPE_HUGE_PAGES"))
-    GTEST_SKIP() << "RPE_HUGE_PAGES is set";
-  drainCache();
+TEST_F(AllocCacheHugePages, OnlyALargeLastPartGetsAHugePage) {
   // 2 MiB + 64 bytes: one huge page (that the 64 bytes after it keep small
   // pages is checked in a new process, below: the advice stays with memory
   // that glibc hands out again).
@@ -237,7 +237,6 @@ TEST(AllocCache, OnlyALargeLastPartGetsAHugePage) {
   EXPECT_EQ(_mlir_memref_to_llvm_alloc(3 * kMiB), q);
   _mlir_memref_to_llvm_free(p);
   _mlir_memref_to_llvm_free(q);
-  drainCache();
 }
 
 /// In a new process (gtest's threadsafe death-test style runs the test
@@ -257,9 +256,7 @@ void allocateWithHugePages(const char *value, bool expectAdvised) {
   exit(advised == expectAdvised && !tail ? 0 : 1);
 }
 
-TEST(AllocCache, HugePagesByDefaultOffOrABadSetting) {
-  if (!kernelHasTHP())
-    GTEST_SKIP() << "the kernel has no transparent huge pages";
+TEST_F(AllocCacheHugePages, ByDefaultOffOrABadSetting) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   EXPECT_EXIT(allocateWithHugePages(nullptr, true), testing::ExitedWithCode(0),
               "advised: 1, tail: 0");

@@ -103,8 +103,10 @@ static void readHugePages(void) {
    where THP is "never", or madvise fails, the block is an ordinary one. A
    block's size stays below twice the request's, as take() wants. */
 static void *allocHuge(size_t size) {
+  if (size < kHugeBytes || size > SIZE_MAX - kHugeBytes)
+    return NULL;
   pthread_once(&hugeOnce, readHugePages);
-  if (!hugePages || size < kHugeBytes || size > SIZE_MAX - kHugeBytes)
+  if (!hugePages)
     return NULL;
   size_t whole = size & ~(kHugeBytes - 1);
   if (size - whole >= kHugeBytes / 2)
