@@ -14,12 +14,12 @@
 |* Blocks come from malloc / posix_memalign, so that a buffer a module      *|
 |* returns may be released with free() by its caller.                       *|
 |*                                                                          *|
-|* A new block of 2 MiB or more is 2 MiB-aligned and its whole 2 MiB are   *|
-|* madvise'd MADV_HUGEPAGE before anything touches them: where transparent  *|
-|* huge pages are on for such regions ("madvise", the usual default, or     *|
-|* "always") they are backed by 2 MiB pages. The DeBERTa tables' rows are   *|
-|* 2 KiB apart and the kernel walks their columns: with 4 KiB pages nearly  *|
-|* every row it reads is a TLB miss. RPE_HUGE_PAGES=0 turns this off.       *|
+|* A new block of 2 MiB or more is 2 MiB-aligned and madvise'd            *|
+|* MADV_HUGEPAGE before anything touches it (see allocHuge): where          *|
+|* transparent huge pages are on for such regions ("madvise", the usual     *|
+|* default, or "always") it is backed by 2 MiB pages. The DeBERTa tables'   *|
+|* rows are 2 KiB apart and the kernel walks their columns: with 4 KiB      *|
+|* pages, a new page every other row. RPE_HUGE_PAGES=0 turns this off.      *|
 |*                                                                          *|
 |* Linked statically (librpe_cpu_runtime.a) into each library, with hidden  *|
 |* visibility: each library has its own cache. It exports one function,     *|
@@ -100,8 +100,7 @@ static void readHugePages(void) {
    own (the block grows to whole huge pages: at most half a huge page
    more); a smaller one keeps small pages (rounding every size up made a
    block of 2 MiB + 64 bytes take two huge pages). The advice is a hint:
-   where THP is "never", or madvise fails, the block is an ordinary one. A
-   block's size stays below twice the request's, as take() wants. */
+   where THP is "never", or madvise fails, the block is an ordinary one. */
 static void *allocHuge(size_t size) {
   if (size < kHugeBytes || size > SIZE_MAX - kHugeBytes)
     return NULL;
