@@ -418,7 +418,6 @@ void KernelBuilder::buildKeyTile(OpBuilder &b, int64_t numChunks, Value k0,
 
 void KernelBuilder::prefetchKeyTile(OpBuilder &b, Value k1) {
   Value end = minI(b, add(b, k1, cIdx(b, opts.tileK)), kEnd);
-  constexpr int64_t kLineBytes = 64;
   forRange(b, k1, end, cIdx(b, 1), [&](OpBuilder &jb, Value key) {
     for (auto [bufferOfRows, dim] :
          {std::pair(kBuf, headDim), {vBuf, valueDim}}) {
@@ -426,7 +425,7 @@ void KernelBuilder::prefetchKeyTile(OpBuilder &b, Value k1) {
       Value buffer = bufferOfRows;
       auto type = cast<MemRefType>(buffer.getType());
       int64_t bytes = type.getElementTypeBitWidth() / 8;
-      forRange(jb, cIdx(jb, 0), dim, cIdx(jb, kLineBytes / bytes),
+      forRange(jb, cIdx(jb, 0), dim, cIdx(jb, kCacheLineBytes / bytes),
                [&](OpBuilder &db, Value d) {
                  memref::PrefetchOp::create(db, loc, buffer,
                                             ValueRange{bIdx, hkIdx, key, d},

@@ -52,6 +52,8 @@ public:
   void build();
 
 private:
+  /// The cache line the prefetches and per-key row reads reckon with.
+  static constexpr int64_t kCacheLineBytes = 64;
   // ---- small builders (at the insertion point of `b`) ----------------------
   Value cIdx(OpBuilder &b, int64_t v) { return indexConst(b, loc, v); }
   Value splat(OpBuilder &b, float v) {
@@ -250,6 +252,11 @@ private:
   Value windowRead(OpBuilder &b, Value buffer, ArrayRef<Value> at,
                    const BucketWindows &windows, Value lead, Value diag,
                    int64_t chunk, Value mask, Value &startColumn);
+  /// `indices` of `buffer` with the row index (dimension rank - 2) moved
+  /// `distance` rows on, clamped to the last row: where a read per key of
+  /// a key's row reads `distance` keys later.
+  SmallVector<Value> rowsAhead(OpBuilder &b, Value buffer,
+                               ArrayRef<Value> indices, int64_t distance);
   /// Prefetches `buffer[at..., c]` at c = `column` ± `distance` (clamped
   /// into the row): where a later window read of the row `at` reads when
   /// its window moves by at most `distance` columns either way.

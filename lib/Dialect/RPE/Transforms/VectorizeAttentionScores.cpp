@@ -72,6 +72,17 @@ Value KernelBuilder::loadBuckets(OpBuilder &b, Value diagonal, ValueRange at) {
   return arith::IndexCastOp::create(b, loc, idxVec, narrow);
 }
 
+SmallVector<Value> KernelBuilder::rowsAhead(OpBuilder &b, Value buffer,
+                                            ArrayRef<Value> indices,
+                                            int64_t distance) {
+  int64_t rank = cast<MemRefType>(buffer.getType()).getRank();
+  Value lastRow =
+      sub(b, memref::DimOp::create(b, loc, buffer, rank - 2), cIdx(b, 1));
+  SmallVector<Value> next(indices);
+  next[rank - 2] = minI(b, add(b, next[rank - 2], cIdx(b, distance)), lastRow);
+  return next;
+}
+
 void KernelBuilder::prefetchAround(OpBuilder &b, Value buffer,
                                    ArrayRef<Value> at, Value first,
                                    int64_t distance) {
@@ -421,25 +432,18 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
     auto wideRows = [&](MemRefType type) {
       int64_t columns = type.getShape().back();
       return ShapedType::isDynamic(columns) ||
-             columns * type.getElementTypeBitWidth() >= 512;
+             columns * type.getElementTypeBitWidth() >= kCacheLineBytes * 8;
     };
     if (load && perKey && opts.windowReadPrefetch > 0 &&
         load.getIndices().size() >= 2 && wideRows(load.getMemRefType())) {
       auto extract = cast<tensor::ExtractOp>(inner);
       int64_t rank = load.getIndices().size();
-      Value row = extract.getIndices()[rank - 2];
-      if (dependsOn(row, block.getArgument(4))) {
-        Value lastRow =
-            sub(b, memref::DimOp::create(b, loc, load.getMemRef(), rank - 2),
-                cIdx(b, 1));
-        SmallVector<Value> next(load.getIndices());
-        next[rank - 2] =
-            minI(b, add(b, next[rank - 2], cIdx(b, opts.windowReadPrefetch)),
-                 lastRow);
-        memref::PrefetchOp::create(b, loc, load.getMemRef(), next,
-                                   /*isWrite=*/false, /*localityHint=*/3,
-                                   /*isDataCache=*/true);
-      }
+      if (dependsOn(extract.getIndices()[rank - 2], block.getArgument(4)))
+        memref::PrefetchOp::create(
+            b, loc, load.getMemRef(),
+            rowsAhead(b, load.getMemRef(), llvm::to_vector(load.getIndices()),
+                      opts.windowReadPrefetch),
+            /*isWrite=*/false, /*localityHint=*/3, /*isDataCache=*/true);
     }
     return;
   }
@@ -534,14 +538,8 @@ void KernelBuilder::evaluate(OpBuilder &b, Lanes &lanes, Operation &inner) {
           int64_t d = opts.windowReadPrefetch;
           Value row = indices[bufferType.getRank() - 2];
           if (d > 0 && !inUniformTile &&
-              dependsOn(row, op.getScoreMod().front().getArgument(4))) {
-            int64_t rank = bufferType.getRank();
-            Value lastRow = sub(
-                b, memref::DimOp::create(b, loc, buffer, rank - 2), cIdx(b, 1));
-            SmallVector<Value> next(at);
-            next.back() = minI(b, add(b, at.back(), cIdx(b, d)), lastRow);
-            prefetchAround(b, buffer, next, first, d);
-          }
+              dependsOn(row, op.getScoreMod().front().getArgument(4)))
+            prefetchAround(b, buffer, rowsAhead(b, buffer, at, d), first, d);
           return;
         }
       }
