@@ -1,4 +1,21 @@
 // RUN: rpe-opt %s -rpe-expand-strided-copies | FileCheck %s
+// RUN: rpe-opt %s -rpe-expand-strided-copies=row-chunk-bytes=128 | FileCheck %s --check-prefix=SMALL
+// RUN: rpe-opt %s -rpe-expand-strided-copies=max-row-chunks=0 | FileCheck %s --check-prefix=NOVEC
+// RUN: not rpe-opt %s -rpe-expand-strided-copies=row-chunk-bytes=0 2>&1 | FileCheck %s --check-prefix=BYTES --implicit-check-not=error:
+// RUN: not rpe-opt %s -rpe-expand-strided-copies=max-row-chunks=-1 2>&1 | FileCheck %s --check-prefix=CHUNKS --implicit-check-not=error:
+// BYTES: error: rpe-expand-strided-copies: row-chunk-bytes must be positive, got 0
+// CHUNKS: error: rpe-expand-strided-copies: max-row-chunks must not be negative, got -1
+
+// With row-chunk-bytes=128 a row of 64 f32 is two chunks of 32; with
+// max-row-chunks=0 every copy that is not contiguous becomes linalg.copy.
+// SMALL-LABEL: func.func @from_slice
+// SMALL: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c0{{.*}}] : memref<1x1x?x64xf32, strided<[?, ?, 64, 1], offset: ?>>, vector<32xf32>
+// SMALL: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c32{{.*}}] : memref<1x1x?x64xf32, strided<[?, ?, 64, 1], offset: ?>>, vector<32xf32>
+// SMALL-LABEL: func.func @into_slice
+// NOVEC-NOT: vector.load
+// NOVEC-COUNT-8: linalg.copy
+// NOVEC-NOT: linalg.copy
+// NOVEC-NOT: vector.load
 
 // A copy out of a slice (what bufferization makes of a head's q taken out
 // of B×H×L×D): memrefCopy would move one element at a time. Its rows have

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
 
@@ -45,9 +46,12 @@ bool copiedByMemcpy(Type type) {
 }
 
 /// The elements per vector load of a row copy of `type` (rows of a static
-/// length, unit stride): the whole row when it is at most 512 bytes, else
-/// 512-byte chunks that divide it; 0 when the rows do not fit that form.
-int64_t rowChunk(MemRefType type) {
+/// length, unit stride): the whole row when it is at most
+/// `options.rowChunkBytes`, else chunks of that many bytes that divide it,
+/// at most `options.maxRowChunks` of them; 0 when the rows do not fit that
+/// form.
+int64_t rowChunk(MemRefType type,
+                 const rpe::ExpandStridedCopiesOptions &options) {
   int64_t n = type.getShape().back();
   Type element = type.getElementType();
   if (ShapedType::isDynamic(n) || n == 0 || !element.isIntOrFloat() ||
@@ -57,13 +61,19 @@ int64_t rowChunk(MemRefType type) {
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
     return 0;
-  int64_t chunk = std::min<int64_t>(n, 4096 / element.getIntOrFloatBitWidth());
-  // At most 8 chunks per row, unrolled.
-  return n % chunk == 0 && n / chunk <= 8 ? chunk : 0;
+  int64_t chunk = std::min<int64_t>(n, options.rowChunkBytes * 8 /
+                                           element.getIntOrFloatBitWidth());
+  // The chunks of a row are unrolled.
+  return chunk > 0 && n % chunk == 0 && n / chunk <= options.maxRowChunks
+             ? chunk
+             : 0;
 }
 
 struct ExpandStridedCopy : OpRewritePattern<memref::CopyOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ExpandStridedCopy(MLIRContext *ctx,
+                    const rpe::ExpandStridedCopiesOptions &options)
+      : OpRewritePattern(ctx), options(options) {}
+  rpe::ExpandStridedCopiesOptions options;
 
   LogicalResult matchAndRewrite(memref::CopyOp op,
                                 PatternRewriter &rewriter) const override {
@@ -77,8 +87,8 @@ struct ExpandStridedCopy : OpRewritePattern<memref::CopyOp> {
     // Rows of a static length: LLVM unrolls linalg.copy's inner loop fully
     // and, unable to tell the two buffers apart, leaves its loads and
     // stores scalar (64 vmovss pairs per row of a head's output).
-    if (int64_t chunk = rowChunk(sourceType);
-        chunk && chunk == rowChunk(targetType)) {
+    if (int64_t chunk = rowChunk(sourceType, options);
+        chunk && chunk == rowChunk(targetType, options)) {
       copyRows(rewriter, op, chunk);
       return success();
     }
@@ -116,10 +126,29 @@ struct ExpandStridedCopy : OpRewritePattern<memref::CopyOp> {
 };
 
 struct RPEExpandStridedCopiesPass
-    : rpe::impl::RPEExpandStridedCopiesPassBase<RPEExpandStridedCopiesPass> {
+    : rpe::CheckedOptionsPass<rpe::impl::RPEExpandStridedCopiesPassBase<
+          RPEExpandStridedCopiesPass>> {
+  using CheckedOptionsPass::CheckedOptionsPass;
+
+  LogicalResult checkOptions(
+      function_ref<LogicalResult(const Twine &)> error) const override {
+    if (rowChunkBytes <= 0)
+      return error("rpe-expand-strided-copies: row-chunk-bytes must be "
+                   "positive, got " +
+                   Twine(rowChunkBytes));
+    if (maxRowChunks < 0)
+      return error("rpe-expand-strided-copies: max-row-chunks must not be "
+                   "negative, got " +
+                   Twine(maxRowChunks));
+    return success();
+  }
+
   void runOnOperation() override {
+    if (failed(checkOptionsOnRun()))
+      return signalPassFailure();
     RewritePatternSet patterns(&getContext());
-    rpe::populateRPEExpandStridedCopiesPatterns(patterns);
+    rpe::populateRPEExpandStridedCopiesPatterns(patterns,
+                                                {rowChunkBytes, maxRowChunks});
     walkAndApplyPatterns(getOperation(), std::move(patterns));
   }
 };
@@ -127,6 +156,7 @@ struct RPEExpandStridedCopiesPass
 } // namespace
 
 void mlir::rpe::populateRPEExpandStridedCopiesPatterns(
-    RewritePatternSet &patterns) {
-  patterns.add<ExpandStridedCopy>(patterns.getContext());
+    RewritePatternSet &patterns,
+    const rpe::ExpandStridedCopiesOptions &options) {
+  patterns.add<ExpandStridedCopy>(patterns.getContext(), options);
 }

@@ -1137,9 +1137,10 @@ def RPEExpandStridedCopiesPass : Pass<"rpe-expand-strided-copies"> {
     `memcpy` (about 1 GB/s). This pass rewrites the latter kind — copies
     of slices that bufferization makes, such as a head's rows of q, k, v or
     an output inserted into its place. When the innermost dimension of
-    both buffers is static and of unit stride (rows of at most 512 bytes,
-    or up to 8 chunks of 512 bytes), they become an `scf.for` nest over the
-    rows with a `vector.load` and `vector.store` per row or chunk:
+    both buffers is static and of unit stride (rows of at most
+    `row-chunk-bytes` bytes, or up to `max-row-chunks` chunks of that many
+    bytes), they become an `scf.for` nest over the rows with a
+    `vector.load` and `vector.store` per row or chunk:
     LLVM unrolls a short static inner loop fully and, unable to prove that
     the buffers do not overlap, leaves its loads and stores scalar. Other
     copies become `linalg.copy`, whose loops (after
@@ -1150,6 +1151,14 @@ def RPEExpandStridedCopiesPass : Pass<"rpe-expand-strided-copies"> {
                            "::mlir::linalg::LinalgDialect",
                            "::mlir::scf::SCFDialect",
                            "::mlir::vector::VectorDialect"];
+  let options = [
+    Option<"rowChunkBytes", "row-chunk-bytes", "int64_t", /*default=*/"512",
+           "The most bytes of a row one vector load and store copy">,
+    Option<"maxRowChunks", "max-row-chunks", "int64_t", /*default=*/"8",
+           "The most chunks of a row copied with vectors (each one "
+           "load and store in the loop's body); longer rows, and all rows "
+           "with 0, become linalg.copy">,
+  ];
 }
 
 def RPEUnshareFillsPass : Pass<"rpe-unshare-fills"> {

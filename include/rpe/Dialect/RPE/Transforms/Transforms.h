@@ -209,8 +209,15 @@ void populateRPEApproximateMathPatterns(RewritePatternSet &patterns);
 void splitFMAs(RewriterBase &rewriter, ArrayRef<math::FmaOp> fmas);
 
 /// rpe-expand-strided-copies: memref.copy that finalize-memref-to-llvm
-/// would lower to an element-by-element memrefCopy call -> linalg.copy.
-void populateRPEExpandStridedCopiesPatterns(RewritePatternSet &patterns);
+/// would lower to an element-by-element memrefCopy call -> a loop of vector
+/// loads and stores per row (rows of a static length, unit stride, at most
+/// `maxRowChunks` chunks of `rowChunkBytes` bytes), else linalg.copy.
+struct ExpandStridedCopiesOptions {
+  int64_t rowChunkBytes = 512;
+  int64_t maxRowChunks = 8;
+};
+void populateRPEExpandStridedCopiesPatterns(
+    RewritePatternSet &patterns, const ExpandStridedCopiesOptions &options);
 
 /// rpe-unshare-fills: a destination-style op on tensors whose init is a
 /// linalg.fill that other such ops also fill into gets its own clone of it.
