@@ -12,11 +12,6 @@ class OpPassManager;
 
 namespace rpe {
 
-/// Most OpenMP threads `num-threads` may ask for (rpe-cpu-pipeline,
-/// rpe-compile, rpe.compile): libomp aborts the process when it cannot start
-/// a team, so an absurd count is refused when compiling.
-constexpr unsigned kMaxCPUThreads = 1024;
-
 /// Options of `rpe-cpu-pipeline`.
 struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
   PassOptions::Option<bool> shapeChecks{

@@ -2,8 +2,13 @@
 // RUN: rpe-opt %s -rpe-gpu-attention -split-input-file | FileCheck %s --check-prefix=NOLXL
 // RUN: rpe-opt %s -rpe-gpu-attention="block-rows=64 tile-k=4" -canonicalize -split-input-file | FileCheck %s --check-prefix=OPTS
 // RUN: not rpe-opt %s -rpe-gpu-attention="block-rows=0" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADOPT --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -rpe-gpu-attention="tile-k=4611686018427387904" -split-input-file 2>&1 | FileCheck %s --check-prefix=HUGETILE --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -rpe-gpu-attention="tensor-cores=1 mma-block-rows=1048576" -split-input-file 2>&1 | FileCheck %s --check-prefix=HUGEMMA --implicit-check-not="current operation"
 
 // BADOPT: error: rpe-gpu-attention: block-rows, tile-k and max-head-dim must be positive, got 0, 8 and 256
+// Sizes computed from larger tiles overflowed (an abort at 2^62).
+// HUGETILE: error: rpe-gpu-attention: tile-k, max-head-dim, mma-tile-k and mma-block-rows must be at most 49152 (no larger tile fits in a block's workgroup memory), got 4611686018427387904, 256, 32 and 64
+// HUGEMMA: error: rpe-gpu-attention: tile-k, max-head-dim, mma-tile-k and mma-block-rows must be at most 49152 (no larger tile fits in a block's workgroup memory), got 8, 256, 32 and 1048576
 
 // T5-biased causal GQA attention at L = 4096: one block of 128 threads per
 // 128 query rows and head; key, value, probability and query tiles in

@@ -13,6 +13,7 @@
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="query-block=-1" 2>&1 | FileCheck %s --check-prefix=BADBLOCK --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="bucket-column-rows=-2" 2>&1 | FileCheck %s --check-prefix=BADROWS --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="num-threads=-1" 2>&1 | FileCheck %s --check-prefix=BADTHREADS --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="num-threads=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=MANYTHREADS --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="parallel-query-block=-8" 2>&1 | FileCheck %s --check-prefix=BADPARBLOCK --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -split-input-file -rpe-split-attention-heads="part-rows-multiple=0" 2>&1 | FileCheck %s --check-prefix=BADPARTROWS --implicit-check-not="current operation"
 
@@ -140,6 +141,9 @@
 // NOBLOCK: } {rpe.split_heads}
 
 // BADTHREADS: error: rpe-split-attention-heads: num-threads must not be negative, got -1
+// The work split builds a select per divisor of num-threads (it ran for
+// hours at 2^62).
+// MANYTHREADS: error: rpe-split-attention-heads: num-threads must be at most 1024, got 4611686018427387904
 // BADPARBLOCK: error: rpe-split-attention-heads: parallel-query-block must not be negative, got -8
 // BADPARTROWS: error: rpe-split-attention-heads: part-rows-multiple must be positive, got 0
 

@@ -236,6 +236,13 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (!unsupportedReason(op, options).empty())
       return rewriter.notifyMatchFailure(op, "unsupported on the GPU");
+    // Tiles past the workgroup memory are the pass's error (its only failure
+    // here). Checked before anything changes the IR: a pattern that changes
+    // it and then fails is applied again by the greedy driver, forever.
+    SimtTiles tiles = simtTiles(op, options);
+    if (tiles.bytes > kGPUStaticSharedBytes)
+      return rewriter.notifyMatchFailure(
+          op, "the SIMT kernel's tiles exceed the static workgroup memory");
     hoistToeplitzTerms(rewriter, op);
 
     Location loc = op.getLoc();
@@ -250,7 +257,6 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
     int64_t valueDim = cast<RankedTensorType>(v.getType()).getDimSize(3);
     int64_t rows = options.blockRows, tileK = options.tileK;
     // Dynamic head dimensions come with a run-time check of the sizes.
-    SimtTiles tiles = simtTiles(op, options);
     bool inRegisters = tiles.inRegisters;
     int64_t kWidth = tiles.kWidth, vWidth = tiles.vWidth;
     // Registers hold the output row (static dims), the tile's scores and
@@ -259,10 +265,6 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
     // tiles in the 48 KiB a block gets without opt-in; otherwise each
     // thread reads its row from global memory (static dims) or keeps it in
     // private memory (dynamic dims).
-    // Tiles past that are the pass's error (its only failure here).
-    if (tiles.bytes > kGPUStaticSharedBytes)
-      return rewriter.notifyMatchFailure(
-          op, "the SIMT kernel's tiles exceed the static workgroup memory");
     bool qShared = inRegisters &&
                    tiles.bytes + rows * headDim * 4 <= kGPUStaticSharedBytes;
 
@@ -570,6 +572,17 @@ LogicalResult mlir::rpe::checkGPUAttentionOptions(
                  "16 and mma-threads 1 or a positive multiple of 32, got " +
                  Twine(o.mmaBlockRows) + ", " + Twine(o.mmaTileK) + " and " +
                  Twine(o.mmaThreads));
+  // A tile of more rows or columns than the 48 KiB of workgroup memory has
+  // bytes cannot fit in it; the bound also keeps the sizes computed from
+  // these options far from overflowing.
+  if (std::max({o.tileK, o.maxHeadDim, o.mmaTileK, o.mmaBlockRows}) >
+      kGPUStaticSharedBytes)
+    return error("tile-k, max-head-dim, mma-tile-k and mma-block-rows must be "
+                 "at most " +
+                 Twine(kGPUStaticSharedBytes) +
+                 " (no larger tile fits in a block's workgroup memory), got " +
+                 Twine(o.tileK) + ", " + Twine(o.maxHeadDim) + ", " +
+                 Twine(o.mmaTileK) + " and " + Twine(o.mmaBlockRows));
   // Both are threads per block (a CUDA block has at most 1024).
   if (o.blockRows > 1024)
     return error("block-rows (threads per block) must be at most 1024, got " +

@@ -1225,6 +1225,10 @@ struct RPESplitAttentionHeadsPass
       if (value < 0)
         return error("rpe-split-attention-heads: " + name +
                      " must not be negative, got " + Twine(value));
+    // The threads' work split builds a select per divisor of num-threads.
+    if (numThreads > kMaxCPUThreads)
+      return error("rpe-split-attention-heads: num-threads must be at most " +
+                   Twine(kMaxCPUThreads) + ", got " + Twine(numThreads));
     if (partRowsMultiple <= 0)
       return error("rpe-split-attention-heads: part-rows-multiple must be "
                    "positive, got " +

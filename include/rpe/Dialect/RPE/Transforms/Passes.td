@@ -596,7 +596,9 @@ def RPEGPUAttentionPass : Pass<"rpe-gpu-attention"> {
     The key, value and probability tiles, 4 · tile-k · (D + Dv +
     block-rows) bytes (`max-head-dim` for dynamic D, Dv), must fit in the
     48 KiB of static workgroup memory a block gets; an attention that
-    needs more and that no tensor-core kernel takes is an error.
+    needs more and that no tensor-core kernel takes is an error. Options
+    that no such tile could fit (tile-k, max-head-dim, mma-tile-k or
+    mma-block-rows above 49152) are an error before anything runs.
 
     With `tensor-cores` (the default), f16 attention with static head
     dimensions D (a multiple of 16) and Dv (a multiple of 8) and without

@@ -25,6 +25,12 @@ class ForallOp;
 namespace rpe {
 class AttentionOp;
 
+/// Most OpenMP threads `num-threads` may ask for (rpe-cpu-pipeline,
+/// rpe-split-attention-heads, rpe-compile, rpe.compile): libomp aborts the
+/// process when it cannot start a team, so an absurd count is refused when
+/// compiling.
+constexpr unsigned kMaxCPUThreads = 1024;
+
 struct TileAttentionOptions {
   int64_t tileQ = 64;
   int64_t tileK = 64;
