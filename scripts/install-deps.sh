@@ -5,7 +5,8 @@ set -euo pipefail
 
 PKGS=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
       libclang-rt-22-dev libomp-22-dev ninja-build cmake gcc g++ libgtest-dev python3
-      python3-venv python3-numpy python3-pytest python3-pytest-xdist python3-matplotlib)
+      python3-venv python3-numpy python3-pytest python3-pytest-xdist python3-matplotlib
+      python3-psutil python3-pytest-timeout)
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -31,11 +31,17 @@ fi
 # --dist loadgroup: the differential configurations that share a compiled
 # module form one group (xdist_group), so one worker compiles it.
 jobs=${RPE_TEST_JOBS:-$(nproc)}
+# A hung test fails after 20 minutes (python3-pytest-timeout, as lit's
+# per-test limit in test/lit.cfg.py) instead of holding the suite.
+timeout_arg=()
+if /usr/bin/python3 -c "import pytest_timeout" 2> /dev/null; then
+  timeout_arg=(--timeout=1200)
+fi
 # shellcheck disable=SC2086
 env ${RPE_PYTHON_ENV:-} RPE_BUILD_DIR="$PWD/$BUILD_DIR" \
   PYTHONPATH="$PWD/python" \
   /usr/bin/python3 -m pytest -q -p no:cacheprovider -n "$jobs" --dist loadgroup \
-  python/tests 2>&1 \
+  "${timeout_arg[@]}" python/tests 2>&1 \
   | tee "$pylog" || status=$?
 pycount() { # "N <word>" in pytest's closing line, or 0
   tail -n 1 "$pylog" | grep -oE "[0-9]+ $1" | grep -oE "[0-9]+" || echo 0
