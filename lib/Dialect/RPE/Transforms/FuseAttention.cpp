@@ -261,6 +261,12 @@ struct FoldBiasProducers : OpRewritePattern<AttentionOp> {
     collectTerms(bias, terms);
     if (terms.producers.empty())
       return rewriter.notifyMatchFailure(op, "no fusable bias producer");
+    // Checked before anything is built: a pattern that changes the IR and
+    // then fails is applied again by the greedy driver, without end.
+    if (llvm::any_of(terms.dense, [&](Value dense) {
+          return dense.getType() != bias.getType();
+        }))
+      return rewriter.notifyMatchFailure(op, "remaining bias changes type");
     Location loc = op.getLoc();
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPoint(op);
@@ -274,8 +280,6 @@ struct FoldBiasProducers : OpRewritePattern<AttentionOp> {
       rest = rest
                  ? arith::AddFOp::create(rewriter, loc, rest, dense).getResult()
                  : dense;
-    if (rest && rest.getType() != bias.getType())
-      return rewriter.notifyMatchFailure(op, "remaining bias changes type");
 
     // New score_mod: s' = s + Σ terms, then the old region's body. Built
     // through the rewriter so that the pattern driver sees every change.
