@@ -1,6 +1,7 @@
 // RUN: rpe-opt %s -rpe-expand-strided-copies | FileCheck %s
 // RUN: rpe-opt %s -rpe-expand-strided-copies=row-chunk-bytes=128 | FileCheck %s --check-prefix=SMALL
 // RUN: rpe-opt %s -rpe-expand-strided-copies=max-row-chunks=0 | FileCheck %s --check-prefix=NOVEC
+// RUN: rpe-opt %s -rpe-expand-strided-copies=row-chunk-bytes=4611686018427387904 | FileCheck %s --check-prefix=HUGE
 // RUN: not rpe-opt %s -rpe-expand-strided-copies=row-chunk-bytes=0 2>&1 | FileCheck %s --check-prefix=BYTES --implicit-check-not=error:
 // RUN: not rpe-opt %s -rpe-expand-strided-copies=max-row-chunks=-1 2>&1 | FileCheck %s --check-prefix=CHUNKS --implicit-check-not=error:
 // BYTES: error: rpe-expand-strided-copies: row-chunk-bytes must be positive, got 0
@@ -12,6 +13,10 @@
 // SMALL: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c0{{.*}}] : memref<1x1x?x64xf32, strided<[?, ?, 64, 1], offset: ?>>, vector<32xf32>
 // SMALL: vector.load %{{.*}}[%{{.*}}, %{{.*}}, %{{.*}}, %c32{{.*}}] : memref<1x1x?x64xf32, strided<[?, ?, 64, 1], offset: ?>>, vector<32xf32>
 // SMALL-LABEL: func.func @into_slice
+// Any row in one chunk (the chunk's size in bits overflowed at 2^62 bytes).
+// HUGE-LABEL: func.func @long_rows
+// HUGE: vector.load %{{.*}} : memref<?x256xf32, strided<[512, 1], offset: ?>>, vector<256xf32>
+// HUGE-NOT: vector<128xf32>
 // NOVEC-NOT: vector.load
 // NOVEC-COUNT-8: linalg.copy
 // NOVEC-NOT: linalg.copy

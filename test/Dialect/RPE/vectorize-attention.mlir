@@ -7,6 +7,7 @@
 // RUN: rpe-opt %s -split-input-file -rpe-vectorize-attention="vector-width=8 tile-q=16 permute-reads=1 row-read-prefetch=0 window-read-prefetch=0" | FileCheck %s --check-prefix=PERM0
 // RUN: rpe-opt %s -rpe-vectorize-attention="upstream-exp=1" | FileCheck %s --check-prefix=UPEXP
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=6" 2>&1 | FileCheck %s --check-prefix=BADW --implicit-check-not="current operation"
+// RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=HUGEW --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -rpe-vectorize-attention="vector-width=8 tile-q=20" 2>&1 | FileCheck %s --check-prefix=BADQ --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -rpe-vectorize-attention="key-block=0" 2>&1 | FileCheck %s --check-prefix=BADBLOCK --implicit-check-not="current operation"
 // RUN: not rpe-opt %s -rpe-vectorize-attention="window-read-prefetch=-1" 2>&1 | FileCheck %s --check-prefix=BADPF --implicit-check-not="current operation"
@@ -16,6 +17,8 @@
 // RUN: not rpe-opt %s -rpe-vectorize-attention="max-stack-kib=0" 2>&1 | FileCheck %s --check-prefix=BADSTACK --implicit-check-not="current operation"
 
 // BADW: error: rpe-vectorize-attention: vector-width must be a power of two in [1, 64], got 6
+// The default tile-q (a multiple of the width) overflowed before this check.
+// HUGEW: error: rpe-vectorize-attention: vector-width must be a power of two in [1, 64], got 4611686018427387904
 // BADQ: error: rpe-vectorize-attention: tile-q must be a positive multiple of vector-width (8) and at most 16 vectors, got 20
 // BADBLOCK: error: rpe-vectorize-attention: tile-k must be positive and key-block, value-block in [1, 16], got 64, 0, 4
 // BADPF: error: rpe-vectorize-attention: row-read-prefetch and window-read-prefetch must not be negative, got 2, -1

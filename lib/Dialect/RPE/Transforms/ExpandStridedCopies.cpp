@@ -61,8 +61,9 @@ int64_t rowChunk(MemRefType type,
   int64_t offset;
   if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
     return 0;
-  int64_t chunk = std::min<int64_t>(n, options.rowChunkBytes * 8 /
-                                           element.getIntOrFloatBitWidth());
+  // In bytes: row-chunk-bytes * 8 could overflow.
+  int64_t chunk = std::min<int64_t>(
+      n, options.rowChunkBytes / (element.getIntOrFloatBitWidth() / 8));
   // The chunks of a row are unrolled.
   return chunk > 0 && n % chunk == 0 && n / chunk <= options.maxRowChunks
              ? chunk

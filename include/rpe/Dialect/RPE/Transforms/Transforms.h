@@ -110,8 +110,12 @@ void populateRPEGPUAttentionPatterns(RewritePatternSet &patterns,
 /// The vector kernel's default query rows per tile for `vectorWidth` f32
 /// lanes: row vectors sized to the register file, 4 with 16 lanes (32
 /// AVX-512 registers: 4 keys x 4 vectors of accumulators), 3 otherwise (16
-/// registers: 4 keys x 3 vectors, 12 FMA chains).
+/// registers: 4 keys x 3 vectors, 12 FMA chains). 0 for a width outside
+/// [1, 64], which checkVectorizeAttentionOptions rejects (no overflow
+/// before it can).
 inline int64_t defaultVectorTileQ(int64_t vectorWidth) {
+  if (vectorWidth < 1 || vectorWidth > 64)
+    return 0;
   return (vectorWidth >= 16 ? 4 : 3) * vectorWidth;
 }
 
