@@ -28,9 +28,9 @@ bias-free kernel, or with --baseline-library, of one build over another
 (e.g. a `git worktree` of an earlier commit built with
 -DRPE_BUILD_TESTS=OFF), or with --baseline-env VAR=VALUE, of the same
 build with a runtime setting against the default (each implementation
-compiled twice: the libraries' runtimes read RPE_HUGE_PAGES and
-RPE_ALLOC_CACHE_MB once each, at their first large block, so the second
-copy's first calls run with VAR=VALUE set), as medians of per-round time
+compiled twice: each library's runtime reads RPE_HUGE_PAGES and
+RPE_ALLOC_CACHE_MB once, during its first calls, so the second copy's
+first calls run with VAR=VALUE set), as medians of per-round time
 ratios. Among its
 --impls, rpe_decode stands for the decode shapes above (Lq in {1, 2, 4,
 16} against Lk = each of --lengths), and rpe_t5_decode for a T5 decoder's

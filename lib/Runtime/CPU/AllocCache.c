@@ -14,7 +14,7 @@
 |* Blocks come from malloc / posix_memalign, so that a buffer a module      *|
 |* returns may be released with free() by its caller.                       *|
 |*                                                                          *|
-|* A new block of 2 MiB or more is 2 MiB-aligned and madvise'd            *|
+|* A new block of 2 MiB or more is 2 MiB-aligned and madvise'd              *|
 |* MADV_HUGEPAGE before anything touches it (see allocHuge): where          *|
 |* transparent huge pages are on for such regions ("madvise", the usual     *|
 |* default, or "always") it is backed by 2 MiB pages. The DeBERTa tables'   *|
