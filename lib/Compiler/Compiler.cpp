@@ -518,10 +518,6 @@ static LogicalResult lowerForNVPTX(ModuleOp module,
   pipeline.format = options.emit == EmitKind::PTX     ? "isa"
                     : options.emit == EmitKind::Cubin ? "bin"
                                                       : "fatbin";
-  // The PTX ISA version: 8.0 knows every chip up to sm_90a; later chips
-  // get their own minimum (nvvm-attach-target's default for the chip).
-  pipeline.features =
-      parseChipVersion(options.chip).value_or(0) <= 90 ? "+ptx80" : "";
   pipeline.tensorCores = options.tensorCores;
   if (failed(applyGPUKernelOptions(options, pipeline, module.getLoc())))
     return failure();

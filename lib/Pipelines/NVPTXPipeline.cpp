@@ -15,6 +15,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Transforms/Passes.h"
 
+#include "llvm/ADT/StringSwitch.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
@@ -68,7 +69,9 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
   llvm::sys::path::append(libdevice, "nvvm", "libdevice", "libdevice.10.bc");
   GpuNVVMAttachTargetOptions target;
   target.chip = options.chip;
-  target.features = options.features;
+  target.features = options.features.empty()
+                        ? rpe::getDefaultPTXFeatures(options.chip)
+                        : std::string(options.features);
   target.optLevel = options.optLevel;
   if (llvm::sys::fs::exists(libdevice))
     target.linkLibs.push_back(libdevice.str().str());
@@ -149,12 +152,87 @@ bool mlir::rpe::isKnownChip(StringRef chip) {
   return subtarget && subtarget->isCPUStringValid(chip);
 }
 
+std::optional<unsigned> mlir::rpe::getMinPTXVersion(StringRef chip) {
+  // NVPTXSubtarget's getMinPTXVersionForSM in LLVM 22 (the PTX ISA's
+  // release history), for the chips isKnownChip accepts; test/Pipelines/
+  // pipeline-options.mlir compares entries with llc's default version.
+  return llvm::StringSwitch<std::optional<unsigned>>(chip)
+      .Case("sm_70", 60)
+      .Case("sm_72", 61)
+      .Case("sm_75", 63)
+      .Case("sm_80", 70)
+      .Case("sm_86", 71)
+      .Case("sm_87", 74)
+      .Cases({"sm_89", "sm_90"}, 78)
+      .Case("sm_90a", 80)
+      .Cases({"sm_100", "sm_100a", "sm_101", "sm_101a"}, 86)
+      .Cases({"sm_120", "sm_120a"}, 87)
+      .Cases({"sm_100f", "sm_101f", "sm_103", "sm_103a", "sm_103f", "sm_120f",
+              "sm_121", "sm_121a", "sm_121f"},
+             88)
+      .Cases({"sm_88", "sm_110", "sm_110a", "sm_110f"}, 90)
+      .Default(std::nullopt);
+}
+
+std::string mlir::rpe::getDefaultPTXFeatures(StringRef chip) {
+  // 8.0 knows every chip up to sm_90a and everything rpe's kernels use;
+  // later chips need their own minimum, which is LLVM's default.
+  std::optional<unsigned> minimum = getMinPTXVersion(chip);
+  return minimum && *minimum <= 80 ? "+ptx80" : "";
+}
+
+/// Checks `features` (comma-separated +name / -name) for `chip`: every
+/// name one the NVPTX backend knows (it would only warn and ignore it), and
+/// no +ptxNN older than the chip's minimum (a fatal error in the backend,
+/// with no location).
+static LogicalResult
+verifyPTXFeatures(StringRef chip, StringRef features,
+                  function_ref<LogicalResult(const Twine &)> error) {
+  if (features.trim().empty())
+    return success();
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTargetMC();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string message;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, message);
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target ? target->createMCSubtargetInfo(triple, chip, "") : nullptr);
+  if (!subtarget)
+    return error("rpe-nvptx-pipeline: no NVPTX target in LLVM: " + message);
+  SmallVector<StringRef> parts;
+  features.split(parts, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (StringRef part : parts) {
+    StringRef feature = part.trim();
+    StringRef name = feature.drop_front();
+    if (!feature.starts_with("+") && !feature.starts_with("-"))
+      return error("rpe-nvptx-pipeline: feature '" + feature +
+                   "' must begin with + or -");
+    if (!llvm::any_of(
+            subtarget->getAllProcessorFeatures(),
+            [&](const llvm::SubtargetFeatureKV &kv) { return name == kv.Key; }))
+      return error("rpe-nvptx-pipeline: unknown PTX feature '" + name +
+                   "' (e.g. +ptx80, +ptx86)");
+    unsigned version = 0;
+    std::optional<unsigned> minimum = rpe::getMinPTXVersion(chip);
+    if (feature.starts_with("+") && name.consume_front("ptx") &&
+        !name.getAsInteger(10, version) && minimum && version < *minimum)
+      return error("rpe-nvptx-pipeline: features '" + feature +
+                   "' ask for PTX ISA " + Twine(version / 10) + "." +
+                   Twine(version % 10) + ", which does not know " + chip +
+                   " (it needs +ptx" + Twine(*minimum) + " or later)");
+  }
+  return success();
+}
+
 LogicalResult mlir::rpe::verifyNVPTXPipelineOptions(
     const NVPTXPipelineOptions &options,
     function_ref<LogicalResult(const Twine &)> error) {
   if (!isKnownChip(options.chip))
     return error("rpe-nvptx-pipeline: unknown chip '" + options.chip +
                  "' (expected sm_70 or later, e.g. sm_80, sm_90, sm_90a)");
+  if (failed(verifyPTXFeatures(options.chip, options.features, error)))
+    return failure();
   // gpu-module-to-binary reports an unknown format as an error but does not
   // fail.
   StringRef format = options.format;

@@ -45,6 +45,31 @@
 // A chip of the right form that LLVM's NVPTX backend does not know.
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="chip=sm_999" 2>&1 | FileCheck %s --check-prefix=CHIP999 --implicit-check-not="not a recognized processor"
 // CHIP999: error: rpe-nvptx-pipeline: unknown chip 'sm_999'
+// PTX features: an ISA version older than the chip's was a fatal LLVM
+// error with no location (and the default, +ptx80, failed every chip after
+// sm_90a); an unknown name was a warning, and ignored.
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="features=+ptx60" 2>&1 | FileCheck %s --check-prefix=PTX60 --implicit-check-not="LLVM ERROR"
+// PTX60: error: rpe-nvptx-pipeline: features '+ptx60' ask for PTX ISA 6.0, which does not know sm_80 (it needs +ptx70 or later)
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="chip=sm_90a features=+ptx78" 2>&1 | FileCheck %s --check-prefix=PTX78
+// PTX78: error: rpe-nvptx-pipeline: features '+ptx78' ask for PTX ISA 7.8, which does not know sm_90a (it needs +ptx80 or later)
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="chip=sm_120 features=+ptx86" 2>&1 | FileCheck %s --check-prefix=PTX86
+// PTX86: error: rpe-nvptx-pipeline: features '+ptx86' ask for PTX ISA 8.6, which does not know sm_120 (it needs +ptx87 or later)
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="features=+ptx80,+bogus" 2>&1 | FileCheck %s --check-prefix=FEATNAME --implicit-check-not="not a recognized feature"
+// FEATNAME: error: rpe-nvptx-pipeline: unknown PTX feature 'bogus' (e.g. +ptx80, +ptx86)
+// RUN: not rpe-opt %s -rpe-nvptx-pipeline="features=ptx80" 2>&1 | FileCheck %s --check-prefix=FEATSIGN
+// FEATSIGN: error: rpe-nvptx-pipeline: feature 'ptx80' must begin with + or -
+// The minimum is LLVM's: the version named in the error passes, and LLVM's
+// own default for the chip (llc) is that version.
+// RUN: rpe-opt %S/nvptx-pipeline-contractions.mlir -rpe-nvptx-pipeline="chip=sm_120 features=+ptx87 format=isa" | FileCheck %s --check-prefix=ISA87
+// ISA87: .version 8.7
+// RUN: echo "define void @g() { ret void }" | llc -mtriple=nvptx64 -mcpu=sm_120 -o - | FileCheck %s --check-prefix=ISA87
+// RUN: echo "define void @g() { ret void }" | llc -mtriple=nvptx64 -mcpu=sm_90a -o - | FileCheck %s --check-prefix=ISA80
+// ISA80: .version 8.0
+// An empty features option: +ptx80 up to sm_90a, the chip's own minimum
+// after it.
+// RUN: rpe-opt %S/nvptx-pipeline-contractions.mlir -rpe-nvptx-pipeline="chip=sm_90 features= format=isa" | FileCheck %s --check-prefix=ISA80
+// RUN: rpe-opt %S/nvptx-pipeline-contractions.mlir -rpe-nvptx-pipeline="chip=sm_100 format=isa" | FileCheck %s --check-prefix=ISA86
+// ISA86: .version 8.6
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="format=xyz" 2>&1 | FileCheck %s --check-prefix=FORMAT --implicit-check-not="current operation"
 // FORMAT: error: rpe-nvptx-pipeline: format must be isa, bin or fatbin, got 'xyz'
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="opt-level=7" 2>&1 | FileCheck %s --check-prefix=LEVEL --implicit-check-not="current operation"

@@ -194,9 +194,11 @@ struct NVPTXPipelineOptions : public PassPipelineOptions<NVPTXPipelineOptions> {
       llvm::cl::init("sm_80")};
   PassOptions::Option<std::string> features{
       *this, "features",
-      llvm::cl::desc("PTX features; upstream's default (+ptx60) is too old "
-                     "for sm_80 and later"),
-      llvm::cl::init("+ptx80")};
+      llvm::cl::desc("PTX features, e.g. +ptx84 (the PTX ISA version); "
+                     "empty: +ptx80 up to sm_90a, the oldest version that "
+                     "knows the chip after it (upstream's default, +ptx60, "
+                     "is too old for sm_80 and later)"),
+      llvm::cl::init("")};
   PassOptions::Option<std::string> format{
       *this, "format",
       llvm::cl::desc("Device code embedded in the module: isa (PTX, "
@@ -302,6 +304,16 @@ std::optional<unsigned> parseChipVersion(StringRef chip);
 /// Whether `chip` names an NVIDIA chip rpe compiles for: sm_70 or later,
 /// and known to LLVM's NVPTX backend.
 bool isKnownChip(StringRef chip);
+
+/// The oldest PTX ISA version (10 × major + minor) that LLVM 22's NVPTX
+/// backend accepts for `chip` (an older one is a fatal error there), or
+/// nullopt for a chip this table does not list.
+std::optional<unsigned> getMinPTXVersion(StringRef chip);
+
+/// The PTX features rpe-nvptx-pipeline gives `chip` when its `features`
+/// option is empty: +ptx80 up to sm_90a, else "" (LLVM's default, the
+/// oldest version that knows the chip).
+std::string getDefaultPTXFeatures(StringRef chip);
 
 /// Check what a pipeline string can get wrong and no pass would report (an
 /// unknown target-cpu, chip or format) or would report only as a failure
