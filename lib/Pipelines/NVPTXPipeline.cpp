@@ -134,6 +134,20 @@ std::optional<unsigned> mlir::rpe::parseChipVersion(StringRef chip) {
   return version;
 }
 
+/// The NVPTX backend's subtarget description for `chip` ("": generic), or
+/// null if LLVM has no NVPTX target.
+static std::unique_ptr<llvm::MCSubtargetInfo>
+createNVPTXSubtargetInfo(StringRef chip) {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTargetMC();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  return std::unique_ptr<llvm::MCSubtargetInfo>(
+      target ? target->createMCSubtargetInfo(triple, chip, "") : nullptr);
+}
+
 bool mlir::rpe::isKnownChip(StringRef chip) {
   std::optional<unsigned> version = parseChipVersion(chip);
   if (!version || *version < 70)
@@ -141,14 +155,8 @@ bool mlir::rpe::isKnownChip(StringRef chip) {
   // A name of the right form that LLVM's NVPTX backend does not know
   // (sm_999) would only get a warning from it, and PTX for ISA 3.2 that
   // ptxas rejects.
-  LLVMInitializeNVPTXTargetInfo();
-  LLVMInitializeNVPTXTargetMC();
-  llvm::Triple triple("nvptx64-nvidia-cuda");
-  std::string error;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      target ? target->createMCSubtargetInfo(triple, "", "") : nullptr);
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget =
+      createNVPTXSubtargetInfo("");
   return subtarget && subtarget->isCPUStringValid(chip);
 }
 
@@ -190,16 +198,11 @@ verifyPTXFeatures(StringRef chip, StringRef features,
                   function_ref<LogicalResult(const Twine &)> error) {
   if (features.trim().empty())
     return success();
-  LLVMInitializeNVPTXTargetInfo();
-  LLVMInitializeNVPTXTargetMC();
-  llvm::Triple triple("nvptx64-nvidia-cuda");
-  std::string message;
-  const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, message);
-  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
-      target ? target->createMCSubtargetInfo(triple, chip, "") : nullptr);
+  // isKnownChip has accepted `chip`: the subtarget exists.
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget =
+      createNVPTXSubtargetInfo(chip);
   if (!subtarget)
-    return error("rpe-nvptx-pipeline: no NVPTX target in LLVM: " + message);
+    return error("rpe-nvptx-pipeline: LLVM has no NVPTX target");
   SmallVector<StringRef> parts;
   features.split(parts, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (StringRef part : parts) {
