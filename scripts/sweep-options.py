@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Random option combinations of rpe's passes, pipelines and rpe-compile
+on every `// -----` chunk of every .mlir file under test/.
+
+Each run sets 1 to 4 options of one pass (or of rpe-compile), most at a
+plausible value and some at an extreme one (0, -1, 10^6, 2^62, unknown
+names). A run is a finding when the tool is killed by a signal, exits
+non-zero without an error message, prints an LLVM fatal error, an
+assertion, a stack dump or a sanitizer report, or runs past --timeout.
+Exiting 0, or non-zero with a diagnostic, is fine: the point is that bad
+options are diagnosed, never a crash or a hang (Decisions.md, "Options in
+combination").
+
+  scripts/sweep-options.py --build build --mode passes --draws 8 --seed 1
+  modes: passes (every rpe pass but the pipelines; the pass the file's RUN
+  lines name 7 times in 10), pipelines (rpe-cpu-pipeline,
+  rpe-nvptx-pipeline), compile (rpe-compile, on chunks with a function)
+
+Prints each finding, then "N runs, N succeeded, N findings"; exits 1 if
+there was a finding. Deterministic for a given seed, build and test/ tree.
+"""
+
+import argparse
+import glob
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+EXTREME_INTS = [0, -1, -7, 1000000, 2**62, 2**63 - 1]
+PLAUSIBLE_INTS = [1, 2, 3, 4, 8, 16, 17, 32, 48, 64, 128]
+STRINGS = {  # option name: (plausible, extreme)
+    "target-cpu": (["native", "generic", "znver4", "x86-64-v3",
+                    "skylake-avx512", "x86-64-v2"], ["bogus", ""]),
+    "chip": (["sm_80", "sm_90", "sm_75", "sm_100", "sm_120", "sm_90a"],
+             ["sm_70", "sm_50", "sm_1000", "bogus", ""]),
+    "features": (["", "+ptx84", "+ptx88"], ["+ptx60", "bogus", "+ptx8000"]),
+    "format": (["isa", "bin", "fatbin"], ["bogus", ""]),
+    "cuda-path": ([""], ["/nonexistent"]),
+}
+COMPILE_OPTIONS = {  # rpe-compile: (plausible, extreme)
+    "-O": (["0", "1", "3"], ["4", "-1"]),
+    "--chip": (["sm_80", "sm_90", "sm_90a", "sm_100", "sm_120"],
+               ["sm_70", "sm_60", "bogus"]),
+    "--emit": (["mlir", "llvm", "asm", "obj", "shared", "ptx"],
+               ["cubin", "fatbin", "bogus"]),
+    "--gpu-kernel-options": (
+        ["mma-threads=256", "mma-threads=1", "mma-registers=1",
+         "block-rows=1", "tile-k=1", "mma-tile-k=16 mma-block-rows=16",
+         "thread-tile-rows=16 thread-tile-columns=16", "block-size=1",
+         "mma-lazy-rescale=1 mma-registers=1"],
+        ["tile-k=100000", "bogus=1", "chip=sm_90", "{", "tile-k=-3"]),
+    "--mcpu": (["generic", "native", "znver4", "x86-64-v2", "x86-64-v3",
+                "skylake-avx512"], ["bogus", "sapphirerapids"]),
+    "--num-threads": (["0", "1", "2", "3"], ["1024", "1025", "-1"]),
+    "--reference": (["true", "false"], []),
+    "--target": (["cpu", "nvptx", "nvptx-emulated"], ["bogus"]),
+    "--tensor-cores": (["true", "false"], []),
+    "--tile-k": (["1", "3", "16", "64"], ["100000", "0", "-1", str(2**62)]),
+    "--tile-q": (["1", "3", "16", "64"], ["100000", "0", "-1", str(2**62)]),
+    "--verify-each": (["true", "false"], []),
+}
+BAD_OUTPUT = ["LLVM ERROR", "Assertion", "runtime error:", "AddressSanitizer",
+              "LeakSanitizer", "Stack dump", "UNREACHABLE", "PLEASE submit"]
+DIAGNOSED = ["error", "invalid", "Unknown command line", "may only occur"]
+
+
+def pass_options(helptext, name):
+    """(option, kind) of pass `name` from `rpe-opt --help`; kind is
+    None for a flag."""
+    block = helptext.split("--" + name + " ", 1)[1].split("\n      --")[0]
+    return [(o, k or None) for o, k in re.findall(
+        r"^        --([a-z0-9-]+)(?:=<(\w+)>)?", block, re.M)]
+
+
+def draw_value(rng, name, kind):
+    plausible = rng.random() < 0.8
+    if kind is None:
+        return rng.choice(["true", "false", "1", "0"])
+    if kind == "string":
+        good, bad = STRINGS.get(name, ([""], ["x"]))
+        return rng.choice(good if plausible else bad)
+    if kind == "uint":
+        return rng.choice([0, 1, 2, 3, 4, 8] if plausible
+                          else [16, 1024, 1025, 2**32, 2**40])
+    return rng.choice(PLAUSIBLE_INTS if plausible else EXTREME_INTS)
+
+
+def chunks(tests_dir, need_function):
+    found = []
+    for path in sorted(glob.glob(os.path.join(tests_dir, "**", "*.mlir"),
+                                 recursive=True)):
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for i, part in enumerate(text.split("// -----")):
+            if need_function and ("func.func" not in part
+                                  or "expected-error" in part):
+                continue
+            if "func.func" in part or "rpe." in part:
+                found.append((os.path.relpath(path, ROOT), i, part, text))
+    return found
+
+
+def plan(args, tmp):
+    """The runs: (input, argv, options as shown) in a fixed order."""
+    rng = random.Random(args.seed)
+    opt = os.path.join(args.build, "bin", "rpe-opt")
+    compile_tool = os.path.join(args.build, "bin", "rpe-compile")
+    helptext = subprocess.run([opt, "--help"], capture_output=True,
+                              text=True, check=True).stdout
+    names = re.findall(r"^      --((?:rpe-|convert-rpe)[a-z-]+) ", helptext,
+                       re.M)
+    if args.mode == "pipelines":
+        names = [n for n in names if n.endswith("-pipeline")]
+    else:
+        names = [n for n in names if not n.endswith("-pipeline")]
+    options = {n: pass_options(helptext, n) for n in names}
+    options = {n: o for n, o in options.items() if o}
+    runs = []
+    for n, (path, index, text, whole) in enumerate(
+            chunks(os.path.join(ROOT, "test"), args.mode == "compile")):
+        chunk = os.path.join(tmp, "chunk%d.mlir" % n)
+        with open(chunk, "w", encoding="utf-8") as f:
+            f.write(text)
+        for _ in range(args.draws):
+            label = "%s (chunk %d)" % (path, index)
+            if args.mode == "compile":
+                argv = [compile_tool, chunk, "-o", chunk + ".out"]
+                for key in rng.sample(sorted(COMPILE_OPTIONS),
+                                      rng.randint(1, 4)):
+                    good, bad = COMPILE_OPTIONS[key]
+                    value = rng.choice(good if not bad or rng.random() < 0.8
+                                       else bad)
+                    argv.append("-O" + value if key == "-O" and
+                                not value.startswith("-")
+                                else "%s=%s" % (key, value))
+                if not any(a.startswith("--emit") for a in argv):
+                    argv.append("--emit=obj")
+                shown = " ".join(argv[4:])
+            else:
+                named = [p for p in options if p in whole]
+                name = rng.choice(named if named and rng.random() < 0.7
+                                  else sorted(options))
+                chosen = rng.sample(options[name],
+                                    min(rng.randint(1, 4), len(options[name])))
+                values = " ".join("%s=%s" % (o, draw_value(rng, o, k))
+                                  for o, k in chosen)
+                argv = [opt, "--%s=%s" % (name, values), chunk,
+                        "-o", os.devnull]
+                shown = "rpe-opt '%s'" % argv[1]
+            runs.append((label, argv, shown))
+    return runs
+
+
+def run_one(run, timeout):
+    label, argv, shown = run
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True,
+                                errors="replace", timeout=timeout)
+        code, err = result.returncode, result.stderr
+    except subprocess.TimeoutExpired:
+        return label, shown, None, "timed out after %d s" % timeout
+    bad = code < 0 or code >= 128 or any(s in err for s in BAD_OUTPUT)
+    if code != 0 and not any(s in err for s in DIAGNOSED):
+        bad = True
+    return label, shown, code, (err[-2000:] if bad else None)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"))
+    parser.add_argument("--mode", choices=["passes", "pipelines", "compile"],
+                        default="passes")
+    parser.add_argument("--draws", type=int, default=1,
+                        help="runs per chunk (default 1)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--timeout", type=int, default=120,
+                        help="seconds per run (default 120)")
+    parser.add_argument("--json", help="write the findings here")
+    args = parser.parse_args()
+    if args.draws < 1 or args.jobs < 1 or args.timeout < 1:
+        parser.error("--draws, --jobs and --timeout must be positive")
+    with tempfile.TemporaryDirectory(prefix="rpe-sweep-") as tmp:
+        runs = plan(args, tmp)
+        with ThreadPoolExecutor(args.jobs) as pool:
+            results = list(pool.map(lambda r: run_one(r, args.timeout), runs))
+    findings = []
+    for label, shown, code, err in results:
+        if err is not None:
+            findings.append({"input": label, "options": shown, "exit": code,
+                             "stderr": err})
+            print("FINDING %s: %s: exit %s\n%s" % (label, shown, code,
+                                                   err.strip()))
+    succeeded = sum(1 for r in results if r[2] == 0)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(findings, f, indent=1)
+    print("%d runs, %d succeeded, %d findings" % (len(results), succeeded,
+                                                 len(findings)))
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
