@@ -203,6 +203,7 @@ verifyPTXFeatures(StringRef chip, StringRef features,
       createNVPTXSubtargetInfo(chip);
   if (!subtarget)
     return error("rpe-nvptx-pipeline: LLVM has no NVPTX target");
+  std::optional<unsigned> minimum = rpe::getMinPTXVersion(chip);
   SmallVector<StringRef> parts;
   features.split(parts, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   for (StringRef part : parts) {
@@ -214,10 +215,9 @@ verifyPTXFeatures(StringRef chip, StringRef features,
     if (!llvm::any_of(
             subtarget->getAllProcessorFeatures(),
             [&](const llvm::SubtargetFeatureKV &kv) { return name == kv.Key; }))
-      return error("rpe-nvptx-pipeline: unknown PTX feature '" + name +
+      return error("rpe-nvptx-pipeline: unknown NVPTX feature '" + name +
                    "' (e.g. +ptx80, +ptx86)");
     unsigned version = 0;
-    std::optional<unsigned> minimum = rpe::getMinPTXVersion(chip);
     if (feature.starts_with("+") && name.consume_front("ptx") &&
         !name.getAsInteger(10, version) && minimum && version < *minimum)
       return error("rpe-nvptx-pipeline: features '" + feature +

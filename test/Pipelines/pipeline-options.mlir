@@ -55,7 +55,7 @@
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="chip=sm_120 features=+ptx86" 2>&1 | FileCheck %s --check-prefix=PTX86
 // PTX86: error: rpe-nvptx-pipeline: features '+ptx86' ask for PTX ISA 8.6, which does not know sm_120 (it needs +ptx87 or later)
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="features=+ptx80,+bogus" 2>&1 | FileCheck %s --check-prefix=FEATNAME --implicit-check-not="not a recognized feature"
-// FEATNAME: error: rpe-nvptx-pipeline: unknown PTX feature 'bogus' (e.g. +ptx80, +ptx86)
+// FEATNAME: error: rpe-nvptx-pipeline: unknown NVPTX feature 'bogus' (e.g. +ptx80, +ptx86)
 // RUN: not rpe-opt %s -rpe-nvptx-pipeline="features=ptx80" 2>&1 | FileCheck %s --check-prefix=FEATSIGN
 // FEATSIGN: error: rpe-nvptx-pipeline: feature 'ptx80' must begin with + or -
 // The minimum is LLVM's: the version named in the error passes, and LLVM's
