@@ -947,9 +947,21 @@ def compile(mlir_text, target="cpu", opt_level=2, cpu="native",
     if not isinstance(mlir_text, str):
         raise TypeError("rpe.compile expects MLIR text (str), got %s"
                         % type(mlir_text).__name__)
-    if not isinstance(gpu_kernel_options, str):
-        raise TypeError("rpe.compile: gpu_kernel_options must be a str, got "
-                        "%s" % type(gpu_kernel_options).__name__)
+    if output is not None:
+        output = os.fspath(output)      # a str or a path-like object
+    # The C API takes C strings: anything but a str raised AttributeError
+    # from .encode(), and ctypes cut a string at its first NUL.
+    for arg, value in (("target", target), ("cpu", cpu), ("name", name),
+                       ("chip", chip), ("gpu_kernel_options", gpu_kernel_options),
+                       ("output", output)):
+        if arg == "output" and value is None:
+            continue
+        if not isinstance(value, str):
+            raise TypeError("rpe.compile: %s must be a str, got %s"
+                            % (arg, type(value).__name__))
+        if "\0" in value:
+            raise ValueError("rpe.compile: %s contains a NUL character: %r"
+                             % (arg, value))
     device = target in ("cuda", "nvptx")
     cache = _ModuleCache.for_target(target, output)
     key = None

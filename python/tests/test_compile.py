@@ -267,6 +267,34 @@ def test_option_not_a_c_integer(kwargs, error, message):
         rpe.compile("func.func @f() { return }", **kwargs)
 
 
+@pytest.mark.parametrize("kwargs,error,message", [
+    # .encode() raised AttributeError for these.
+    ({"name": None}, TypeError, "rpe.compile: name must be a str, got NoneType"),
+    ({"cpu": 3}, TypeError, "rpe.compile: cpu must be a str, got int"),
+    ({"target": None}, TypeError, "rpe.compile: target must be a str"),
+    ({"chip": b"sm_80"}, TypeError, "rpe.compile: chip must be a str, got bytes"),
+    ({"gpu_kernel_options": None}, TypeError,
+     "rpe.compile: gpu_kernel_options must be a str"),
+    ({"output": 5}, TypeError, "expected str, bytes or os.PathLike"),
+    # ctypes cut these at the NUL: "znver4" and "/tmp/x".
+    ({"cpu": "znver4\0junk"}, ValueError,
+     r"rpe.compile: cpu contains a NUL character: 'znver4\\x00junk'"),
+    ({"output": "/tmp/x\0.so"}, ValueError, "output contains a NUL"),
+])
+def test_option_not_a_c_string(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        rpe.compile("func.func @f() { return }", **kwargs)
+
+
+def test_output_path_like(tmp_path):
+    # A pathlib.Path raised AttributeError ('PosixPath' has no 'encode').
+    path = tmp_path / "module.so"
+    m = rpe.compile("func.func @one() -> index {\n %c = arith.constant 1 : "
+                    "index\n return %c : index\n}", output=path, opt_level=0)
+    assert m.one() == 1
+    assert path.exists()
+
+
 def test_not_text():
     with pytest.raises(TypeError, match="expects MLIR text"):
         rpe.compile(b"func.func @f() { return }")

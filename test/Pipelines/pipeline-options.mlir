@@ -35,6 +35,9 @@
 // 25000 KiB); the rest of an op's scratch: vectorize-attention-invalid.mlir.
 // RUN: not rpe-opt %s -rpe-cpu-pipeline="target-cpu=x86-64-v4 tile-k=100000" 2>&1 | FileCheck %s --check-prefix=STACK --implicit-check-not="current operation"
 // STACK: error: rpe-cpu-pipeline: rpe-vectorize-attention: tile-k x tile-q (100000 x 64) scores take 25000 KiB of stack per thread, more than max-stack-kib = 2048
+// The size is exact however large (a saturated product printed 2^54 KiB).
+// RUN: not rpe-opt %s -rpe-cpu-pipeline="target-cpu=x86-64-v4 tile-k=4611686018427387904" 2>&1 | FileCheck %s --check-prefix=STACKHUGE
+// STACKHUGE: error: rpe-cpu-pipeline: rpe-vectorize-attention: tile-k x tile-q (4611686018427387904 x 64) scores take 1152921504606846976 KiB of stack per thread, more than max-stack-kib = 2048
 // (decode-rows: cpu-pipeline-vector.mlir.)
 // With vectorize=0 the vector kernel's options are not used.
 // RUN: rpe-opt %s -rpe-cpu-pipeline="vectorize=0 vector-tile-q=20" | FileCheck %s --check-prefix=OK

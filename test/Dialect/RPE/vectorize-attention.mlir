@@ -26,6 +26,13 @@
 // 100000 × 64 f32 scores: 25600000 B = 25000 KiB.
 // BIGTILE: error: rpe-vectorize-attention: tile-k x tile-q (100000 x 64) scores take 25000 KiB of stack per thread, more than max-stack-kib = 2048
 // BADSTACK: error: rpe-vectorize-attention: max-stack-kib must be positive, got 0
+// A limit of 2^54 KiB or more wrapped to 0 bytes when multiplied by 1024:
+// the op fit no longer ("needs up to 151 KiB ..., more than max-stack-kib =
+// 18014398509481984").
+// RUN: rpe-opt %s -rpe-vectorize-attention="max-stack-kib=18014398509481984" | FileCheck %s --check-prefix=HUGESTACK
+// HUGESTACK-LABEL: func.func @structure
+// HUGESTACK-NOT: rpe.attention
+// HUGESTACK-LABEL: func.func @odd_head_dims
 
 // The kernel on buffers: read-only buffers of q, k, v (row-major at any
 // offset: a head's slice is read in place), the result allocated once; parallel over (b, h, query tile) = (2, 4, ceil(100 / 16)); Qᵀ packed

@@ -894,6 +894,12 @@ scf::ForallOp KernelBuilder::createForall(ArrayRef<OpFoldResult> sizes) {
   return forall;
 }
 
+/// max-stack-kib in bytes, saturating (2^54 KiB and more wrapped to a tiny
+/// limit).
+static uint64_t stackLimitBytes(const VectorizeAttentionOptions &options) {
+  return llvm::SaturatingMultiply<uint64_t>(options.maxStackKiB, 1024);
+}
+
 namespace {
 
 struct VectorizeAttention : OpRewritePattern<AttentionOp> {
@@ -905,8 +911,7 @@ struct VectorizeAttention : OpRewritePattern<AttentionOp> {
     if (!isVectorizableScoreMod(op.getScoreMod()))
       return rewriter.notifyMatchFailure(
           op, "score_mod has ops with regions or non-scalar results");
-    if (kernelStackBytes(op, options) >
-        static_cast<uint64_t>(options.maxStackKiB) * 1024)
+    if (kernelStackBytes(op, options) > stackLimitBytes(options))
       return rewriter.notifyMatchFailure(
           op, "the kernel's stack scratch exceeds max-stack-kib");
     KernelBuilder(rewriter, op, options).build();
@@ -996,11 +1001,14 @@ LogicalResult mlir::rpe::checkVectorizeAttentionOptions(
     return error("max-stack-kib must be positive, got " + Twine(o.maxStackKiB));
   // The scores of a tile alone (tile-k × tile-q f32) must fit; the op's
   // other scratch is checked where the op is known.
-  uint64_t scores = llvm::SaturatingMultiply<uint64_t>(
-      llvm::SaturatingMultiply<uint64_t>(o.tileK, o.tileQ), 4);
-  if (scores > static_cast<uint64_t>(o.maxStackKiB) * 1024)
+  // In 128 bits: both sizes are below 2^63, and a saturated product would
+  // print a wrong size.
+  llvm::APInt bytes = llvm::APInt(128, o.tileK) * llvm::APInt(128, o.tileQ) * 4;
+  if (bytes.ugt(llvm::APInt(128, o.maxStackKiB) * 1024))
     return error("tile-k x tile-q (" + Twine(o.tileK) + " x " + Twine(o.tileQ) +
-                 ") scores take " + Twine(llvm::divideCeil(scores, 1024)) +
+                 ") scores take " +
+                 llvm::toString((bytes + 1023).udiv(1024), 10,
+                                /*Signed=*/false) +
                  " KiB of stack per thread, more than max-stack-kib = " +
                  Twine(o.maxStackKiB));
   return success();
@@ -1050,7 +1058,7 @@ struct RPEVectorizeAttentionPass
     VectorizeAttentionOptions options = getOptions();
     // A kernel whose scratch would not fit the stack is an error here (the
     // pattern leaves such an op to rpe-tile-attention).
-    uint64_t limit = static_cast<uint64_t>(options.maxStackKiB) * 1024;
+    uint64_t limit = stackLimitBytes(options);
     WalkResult tooLarge = getOperation()->walk([&](AttentionOp op) {
       if (!isVectorizableScoreMod(op.getScoreMod()))
         return WalkResult::advance();
