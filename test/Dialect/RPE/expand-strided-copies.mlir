@@ -18,7 +18,8 @@
 // HUGE: vector.load %{{.*}} : memref<?x256xf32, strided<[512, 1], offset: ?>>, vector<256xf32>
 // HUGE-NOT: vector<128xf32>
 // NOVEC-NOT: vector.load
-// NOVEC-COUNT-8: linalg.copy
+// (8 strided copies, and the i0 one of @zero_bit_elements.)
+// NOVEC-COUNT-9: linalg.copy
 // NOVEC-NOT: linalg.copy
 // NOVEC-NOT: vector.load
 
@@ -104,5 +105,15 @@ func.func @contiguous(%a: memref<?x64xf32>, %b: memref<?x64xf32>, %c: memref<4x6
   memref.copy %a, %b : memref<?x64xf32> to memref<?x64xf32>
   memref.copy %c, %d : memref<4x64xf32, strided<[64, 1], offset: 128>> to memref<4x64xf32>
   memref.copy %e, %f : memref<f32> to memref<f32>
+  return
+}
+
+// Elements of no byte (i0) are not copied in vector chunks: the chunk's
+// element count divided by their 0 bytes (a crash, SIGFPE).
+// CHECK-LABEL: func.func @zero_bit_elements
+// CHECK-NOT: vector.load
+// CHECK: linalg.copy ins(%{{.*}} : memref<4x8xi0, strided<[16, 1]>>)
+func.func @zero_bit_elements(%a: memref<4x8xi0, strided<[16, 1]>>, %b: memref<4x8xi0, strided<[16, 1]>>) {
+  memref.copy %a, %b : memref<4x8xi0, strided<[16, 1]>> to memref<4x8xi0, strided<[16, 1]>>
   return
 }

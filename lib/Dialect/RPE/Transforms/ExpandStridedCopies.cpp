@@ -54,7 +54,9 @@ int64_t rowChunk(MemRefType type,
                  const rpe::ExpandStridedCopiesOptions &options) {
   int64_t n = type.getShape().back();
   Type element = type.getElementType();
+  // Whole bytes only (i0 has none: the chunk divided by its 0 bytes).
   if (ShapedType::isDynamic(n) || n == 0 || !element.isIntOrFloat() ||
+      element.getIntOrFloatBitWidth() == 0 ||
       element.getIntOrFloatBitWidth() % 8 != 0)
     return 0;
   SmallVector<int64_t> strides;
