@@ -37,6 +37,8 @@ std::string mlir::rpe::resolveCUDAPath(StringRef path) {
 
 void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
                                    const NVPTXPipelineOptions &options) {
+  // i0 and integers wider than 2^23 bits: an error now, not a crash in LLVM.
+  pm.addPass(createRPECheckLLVMTypesPass());
   if (options.shapeChecks)
     pm.addPass(createRPEInsertShapeChecksPass());
   pm.addPass(createRPEReadOnlyArgumentsPass());
@@ -87,6 +89,10 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createGpuToLLVMConversionPass());
+  // f80 / f128 arithmetic in the kernels: a fatal error in the backend.
+  RPECheckLLVMTypesPassOptions types;
+  types.nvptxDeviceCode = true;
+  pm.addPass(createRPECheckLLVMTypesPass(types));
   GpuModuleToBinaryPassOptions binary;
   binary.compilationTarget = options.format;
   binary.toolkitPath = cuda;

@@ -29,6 +29,31 @@ def RPEReadOnlyArgumentsPass
   let dependentDialects = ["::mlir::bufferization::BufferizationDialect"];
 }
 
+def RPECheckLLVMTypesPass : Pass<"rpe-check-llvm-types", "::mlir::ModuleOp"> {
+  let summary = "Reject the types that LLVM cannot compile";
+  let description = [{
+    MLIR's builtin types reach further than LLVM IR's: a zero-width integer
+    (`i0`) and integers wider than LLVM's limit (2^23 bits) pass every
+    lowering to the LLVM dialect unchanged and then crash LLVM's
+    optimization or code generation. This pass reports the first op (or
+    function signature, or block argument) whose types contain one, with
+    its location, and fails.
+
+    With `nvptx-device-code`, it also checks the LLVM-dialect bodies of
+    `gpu.module` ops for what the NVPTX backend lacks: `f128` arithmetic
+    (no instructions and no library to call: a fatal error without a
+    location) and `f80` altogether (its constants, parameters and selects
+    crash the backend, and its loads and stores move 4 of its 10 bytes).
+    Loads, stores, selects and constants of `f128` compile and stay
+    allowed.
+  }];
+  let options = [
+    Option<"nvptxDeviceCode", "nvptx-device-code", "bool", /*default=*/"false",
+           "Also reject f128 arithmetic and any f80 in the LLVM-dialect "
+           "bodies of gpu.module ops (the NVPTX backend has neither)">,
+  ];
+}
+
 def RPEOwnedResultsPass : Pass<"rpe-owned-results", "::mlir::ModuleOp"> {
   let summary = "Give every memref result of an entry point a buffer of its "
                 "own";
