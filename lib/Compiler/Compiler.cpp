@@ -482,8 +482,24 @@ LogicalResult mlir::rpe::prepareInputModule(ModuleOp module) {
   return pm.run(module);
 }
 
+/// A float type in the types of `op` that the LLVM dialect has no
+/// equivalent for (tf32, the 8-, 6- and 4-bit formats), or null.
+static FloatType findNonLLVMFloat(Operation *op) {
+  FloatType found;
+  auto visit = [&](Type type) {
+    type.walk([&](FloatType f) {
+      if (!found && !LLVM::isCompatibleFloatingPointType(f))
+        found = f;
+    });
+  };
+  llvm::for_each(op->getOperandTypes(), visit);
+  llvm::for_each(op->getResultTypes(), visit);
+  return found;
+}
+
 /// Anything but the LLVM dialect (and what `alsoTranslates` accepts) left
-/// after a pipeline is an op it cannot lower: an error naming `target`.
+/// after a pipeline is an op it cannot lower: an error naming `target`, and
+/// the element type that kept it, if that is one LLVM lacks.
 static LogicalResult
 checkLowered(ModuleOp module, StringRef target,
              function_ref<bool(Operation *)> alsoTranslates) {
@@ -491,8 +507,17 @@ checkLowered(ModuleOp module, StringRef target,
     if (isa<ModuleOp>(op) || isa<LLVM::LLVMDialect>(op->getDialect()) ||
         alsoTranslates(op))
       return WalkResult::advance();
-    op->emitError() << "cannot lower '" << op->getName()
-                    << "' to the LLVM dialect for " << target;
+    InFlightDiagnostic diag = op->emitError()
+                              << "cannot lower '" << op->getName()
+                              << "' to the LLVM dialect for " << target;
+    if (FloatType f = findNonLLVMFloat(op)) {
+      if (isa<FloatTF32Type>(f))
+        diag << ": LLVM has no 'tf32' type (use f32)";
+      else
+        diag << ": LLVM has no " << f
+             << " arithmetic or conversions: only loads, stores and copies "
+                "of it compile";
+    }
     return WalkResult::interrupt();
   });
   return failure(walk.wasInterrupted());

@@ -5,12 +5,17 @@ seed. A bad option must be diagnosed: a signal, an LLVM fatal error, an
 assertion, a sanitizer report, a hang or a failure without a message fails
 the test (the script prints each such run).
 
+The same with --retype: each run changes one element type of its input
+(a crash hunt over the types the passes and LLVM may not handle).
+
 RPE_OPTION_SWEEP_DRAWS sets the runs per chunk (default 1; 0 skips, as for
 a quick local run). Longer sweeps: run the script with --draws and other
 seeds (Decisions.md, "Options in combination").
 """
 
+import importlib.util
 import os
+import random
 import re
 import subprocess
 import sys
@@ -48,6 +53,50 @@ def test_option_sweep(mode):
     # passes rather than only the option checks.
     assert int(runs.group(1)) >= 250 * DRAWS
     assert int(runs.group(2)) >= int(runs.group(1)) // 5, summary
+
+
+@pytest.mark.skipif(DRAWS == 0, reason="RPE_OPTION_SWEEP_DRAWS=0")
+@pytest.mark.parametrize("mode", ["passes", "pipelines", "compile"])
+def test_retype_sweep(mode):
+    """Every run with one element type of its input changed (f32 as i0,
+    f16 as f128, ...): most such inputs fail to verify, which is fine; a
+    crash is not (i0 in rpe-compile, an integer linalg.softmax in
+    rpe-decompose-softmax did)."""
+    build = os.environ.get("RPE_BUILD_DIR", os.path.join(ROOT, "build"))
+    result = subprocess.run(
+        [sys.executable, SCRIPT, "--build", build, "--mode", mode,
+         "--draws", str(DRAWS), "--seed", "2", "--retype", "1", "--jobs",
+         "1"], capture_output=True, text=True, env=_tool_env())
+    summary = result.stdout.strip().splitlines()[-1:] or [result.stderr]
+    assert result.returncode == 0, result.stdout[-20000:] + result.stderr
+    runs = re.match(r"(\d+) runs, (\d+) succeeded, 0 findings", summary[0])
+    assert runs, summary
+    assert int(runs.group(1)) >= 250 * DRAWS
+    assert int(runs.group(2)) > 0, summary
+
+
+def _load_script():
+    spec = importlib.util.spec_from_file_location("sweep_options", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_retype_changes_element_types_only():
+    """--retype replaces an element type wherever it stands as one (alone,
+    or after a shape's x) and leaves names that contain it alone."""
+    sweep = _load_script()
+    text = ("func.func @attn_f32(%q: tensor<1x?xf32>, %s: f32) -> "
+            "memref<4xf32> { %f32 = arith.constant 1.0 : f32 }")
+    pattern = sweep.type_pattern("f32")
+    assert pattern.sub("i0", text) == (
+        "func.func @attn_f32(%q: tensor<1x?xi0>, %s: i0) -> "
+        "memref<4xi0> { %f32 = arith.constant 1.0 : i0 }")
+    changed, label = sweep.retype(random.Random(0), text)
+    old, new = label.split(" as ")
+    assert old == "f32" and new in sweep.RETYPE_TO and new != "f32"
+    assert changed == pattern.sub(new, text)
+    assert sweep.retype(random.Random(0), "func.func @f(%x: index)") is None
 
 
 def test_sweep_reports_a_crash(tmp_path):

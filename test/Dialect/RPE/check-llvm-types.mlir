@@ -45,11 +45,10 @@ func.func @block_argument() {
 
 // -----
 
-// 2^23 bits is LLVM's widest integer; one bit more is an error.
-// CHECK-LABEL: func.func @widest
-func.func @widest(%a: i8388608) -> i8388608 {
-  return %a : i8388608
-}
+// 2^23 bits is LLVM's widest integer; one bit more is an error. (A
+// declaration: LLVM takes minutes to compile a body that moves one.)
+// CHECK: func.func private @widest(i8388608) -> i8388608
+func.func private @widest(i8388608) -> i8388608
 
 // -----
 

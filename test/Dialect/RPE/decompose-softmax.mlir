@@ -1,4 +1,4 @@
-// RUN: rpe-opt %s -rpe-decompose-softmax | FileCheck %s
+// RUN: rpe-opt %s -rpe-decompose-softmax -split-input-file -verify-diagnostics | FileCheck %s
 
 // CHECK-LABEL: func.func @softmax
 // CHECK-SAME: (%[[X:.*]]: tensor<2x3x5xf32>)
@@ -15,4 +15,15 @@ func.func @softmax(%x: tensor<2x3x5xf32>) -> tensor<2x3x5xf32> {
   %e = tensor.empty() : tensor<2x3x5xf32>
   %0 = linalg.softmax dimension(2) ins(%x : tensor<2x3x5xf32>) outs(%e : tensor<2x3x5xf32>) -> tensor<2x3x5xf32>
   return %0 : tensor<2x3x5xf32>
+}
+
+// -----
+
+// linalg.softmax verifies with any element type; the decomposition builds
+// float ops (it crashed on integers).
+func.func @integer_softmax(%x: tensor<2x5xi32>) -> tensor<2x5xi32> {
+  %e = tensor.empty() : tensor<2x5xi32>
+  // expected-error @below {{'linalg.softmax' op has 'i32' elements: a softmax needs floating-point ones}}
+  %0 = linalg.softmax dimension(1) ins(%x : tensor<2x5xi32>) outs(%e : tensor<2x5xi32>) -> tensor<2x5xi32>
+  return %0 : tensor<2x5xi32>
 }

@@ -24,6 +24,14 @@ struct RPEDecomposeSoftmaxPass
     getOperation()->walk([&](linalg::SoftmaxOp op) { ops.push_back(op); });
     IRRewriter rewriter(&getContext());
     for (linalg::SoftmaxOp op : ops) {
+      // The verifier takes any element type; the decomposition builds
+      // float ops (and crashed on integers).
+      Type element = op.getInputOperandType().getElementType();
+      if (!isa<FloatType>(element)) {
+        op.emitOpError() << "has " << element
+                         << " elements: a softmax needs floating-point ones";
+        return signalPassFailure();
+      }
       rewriter.setInsertionPoint(op);
       FailureOr<SmallVector<Value>> results = op.decomposeOperation(rewriter);
       if (failed(results)) {
