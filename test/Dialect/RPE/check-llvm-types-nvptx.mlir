@@ -2,7 +2,8 @@
 
 // rpe-nvptx-pipeline's check of the kernels before the NVPTX backend
 // compiles them: f128 is only moved (loads, stores, selects, constants), f80
-// not used at all. Host code is not checked.
+// not used at all, integers have up to 128 bits (up to 64 in conversions
+// to and from floats). Host code is not checked.
 
 // CHECK-LABEL: gpu.module @moves
 gpu.module @moves {
@@ -14,13 +15,21 @@ gpu.module @moves {
     llvm.store %t, %q : f128, !llvm.ptr
     %g = llvm.getelementptr %q[1] : (!llvm.ptr) -> !llvm.ptr, f128
     llvm.store %a, %g : f128, !llvm.ptr
+    %i = llvm.load %p : !llvm.ptr -> i128
+    %j = llvm.mul %i, %i : i128
+    %k64 = llvm.load %p : !llvm.ptr -> i64
+    %f = llvm.sitofp %k64 : i64 to f32
+    llvm.store %j, %q : i128, !llvm.ptr
+    llvm.store %f, %q : f32, !llvm.ptr
     llvm.return
   }
 }
 // CHECK-LABEL: llvm.func @host
-llvm.func @host(%a: f128, %b: f80) -> f128 {
+llvm.func @host(%a: f128, %b: f80, %c: i129) -> f128 {
   %s = llvm.fadd %a, %a : f128
   %t = llvm.fmul %b, %b : f80
+  %u = llvm.add %c, %c : i129
+  %v = llvm.sitofp %c : i129 to f32
   llvm.return %s : f128
 }
 
@@ -93,6 +102,44 @@ gpu.module @f80_copy {
     // expected-error @below {{'llvm.load' op uses 'f80' in GPU code}}
     %x = llvm.load %p : !llvm.ptr -> f80
     llvm.store %x, %q : f80, !llvm.ptr
+    llvm.return
+  }
+}
+
+// -----
+
+// i129 and i385 additions crashed the backend's legalization.
+gpu.module @wide_integer {
+  llvm.func @wide_integer(%p: !llvm.ptr) {
+    // expected-error @below {{'llvm.load' op uses 'i129' in GPU code: the NVPTX backend handles integers of up to 128 bits; the CPU target compiles it}}
+    %a = llvm.load %p : !llvm.ptr -> i129
+    %s = llvm.add %a, %a : i129
+    llvm.store %s, %p : i129, !llvm.ptr
+    llvm.return
+  }
+}
+
+// -----
+
+// A library call the backend does not have (__floattisf).
+gpu.module @wide_conversion {
+  llvm.func @wide_conversion(%p: !llvm.ptr) {
+    %a = llvm.load %p : !llvm.ptr -> i65
+    // expected-error @below {{'llvm.sitofp' op converts between 'i65' and a float in GPU code: the NVPTX backend has no such conversion for integers over 64 bits; the CPU target compiles it}}
+    %f = llvm.sitofp %a : i65 to f32
+    llvm.store %f, %p : f32, !llvm.ptr
+    llvm.return
+  }
+}
+
+// -----
+
+gpu.module @wide_truncation {
+  llvm.func @wide_truncation(%p: !llvm.ptr) {
+    %f = llvm.load %p : !llvm.ptr -> f64
+    // expected-error @below {{'llvm.fptoui' op converts between 'i128' and a float in GPU code}}
+    %i = llvm.fptoui %f : f64 to i128
+    llvm.store %i, %p : i128, !llvm.ptr
     llvm.return
   }
 }

@@ -2,8 +2,9 @@
 //
 // Zero-width integers and integers wider than LLVM IR allows pass the
 // lowerings to the LLVM dialect unchanged and crash LLVM afterwards; the
-// NVPTX backend has no f80 and no f128 arithmetic. An error with a location
-// instead.
+// NVPTX backend has no f80, no f128 arithmetic, and integers over 128 bits
+// (over 64 in conversions to and from floats) only in part. An error with a
+// location instead.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,6 +84,16 @@ static bool compilesOnNVPTX(Operation *op, FloatType type) {
              LLVM::LLVMFuncOp>(op);
 }
 
+/// The first integer type in `type` wider than `bits`.
+static IntegerType findIntegerWiderThan(Type type, unsigned bits) {
+  IntegerType found;
+  type.walk([&](IntegerType integer) {
+    if (!found && integer.getWidth() > bits)
+      found = integer;
+  });
+  return found;
+}
+
 /// An error about `op` at its location, or where that is unknown (the body
 /// of a named linalg op) at its closest ancestor's.
 static InFlightDiagnostic emitErrorAtKnownLocation(Operation *op) {
@@ -115,6 +126,30 @@ static LogicalResult checkOp(Operation *op, bool nvptxDeviceCode) {
   });
   if (found || !nvptxDeviceCode || !op->getParentOfType<gpu::GPUModuleOp>())
     return failure(found);
+  // Integers over 128 bits: some widths crash the backend's legalization
+  // (i129 and i385 additions), conversions of those over 64 bits to or
+  // from floats are library calls it does not have.
+  bool conversion =
+      isa<LLVM::SIToFPOp, LLVM::UIToFPOp, LLVM::FPToSIOp, LLVM::FPToUIOp>(op);
+  forEachType(op, [&](Type type) {
+    IntegerType wide = findIntegerWiderThan(type, conversion ? 64 : 128);
+    if (!wide)
+      return true;
+    InFlightDiagnostic diag = emitErrorAtKnownLocation(op);
+    if (conversion)
+      diag << "converts between " << wide
+           << " and a float in GPU code: the NVPTX backend has no such "
+              "conversion for integers over 64 bits";
+    else
+      diag << "uses " << wide
+           << " in GPU code: the NVPTX backend handles integers of up to 128 "
+              "bits";
+    diag << "; the CPU target compiles it";
+    found = true;
+    return false;
+  });
+  if (found)
+    return failure();
   forEachType(op, [&](Type type) {
     FloatType wide = findWideFloat(type);
     if (!wide || compilesOnNVPTX(op, wide))

@@ -42,15 +42,18 @@ def RPECheckLLVMTypesPass : Pass<"rpe-check-llvm-types", "::mlir::ModuleOp"> {
     With `nvptx-device-code`, it also checks the LLVM-dialect bodies of
     `gpu.module` ops for what the NVPTX backend lacks: `f128` arithmetic
     (no instructions and no library to call: a fatal error without a
-    location) and `f80` altogether (its constants, parameters and selects
-    crash the backend, and its loads and stores move 4 of its 10 bytes).
-    Loads, stores, selects and constants of `f128` compile and stay
+    location), `f80` altogether (its constants, parameters and selects
+    crash the backend, and its loads and stores move 4 of its 10 bytes),
+    integers over 128 bits (some widths crash its legalization) and
+    conversions between floats and integers over 64 bits (library calls
+    again). Loads, stores, selects and constants of `f128` compile and stay
     allowed.
   }];
   let options = [
     Option<"nvptxDeviceCode", "nvptx-device-code", "bool", /*default=*/"false",
-           "Also reject f128 arithmetic and any f80 in the LLVM-dialect "
-           "bodies of gpu.module ops (the NVPTX backend has neither)">,
+           "Also reject what the NVPTX backend cannot compile in the "
+           "LLVM-dialect bodies of gpu.module ops: f128 arithmetic, f80, "
+           "integers over 128 bits, float conversions of those over 64">,
   ];
 }
 
