@@ -993,6 +993,14 @@ static LogicalResult emitArtifactTo(ModuleOp module,
   std::unique_ptr<llvm::TargetMachine> tm = createTargetMachine(options, loc);
   if (!tm)
     return failure();
+  // The target's data layout from the start: the translation folds the
+  // allocation sizes (a GEP of N elements from null) with the module's
+  // layout, and the default one sizes i65..i96 in 9..12 bytes where x86
+  // strides 16 (a heap overflow).
+  module->setAttr(
+      LLVM::LLVMDialect::getDataLayoutAttrName(),
+      StringAttr::get(module->getContext(),
+                      tm->createDataLayout().getStringRepresentation()));
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, llvmContext, "rpe");

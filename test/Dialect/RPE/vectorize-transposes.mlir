@@ -132,6 +132,38 @@ func.func @f64(%in: memref<2x2xf64>, %out: memref<2x2xf64>) {
 
 // -----
 
+// Widths LLVM would pack in a vector without the padding a memref element
+// has (i1, i3, i24, i48, f80: wrong bytes, and f80's 6 lanes broke the
+// register transpose) stay loops; i8 and f128 are vectorized (128 bits:
+// a quarter of the f32 lanes, at least 2).
+// CHECK-LABEL: func.func @widths
+// CHECK-NOT: vector.
+// CHECK-COUNT-5: linalg.transpose
+// CHECK-NOT: linalg.transpose
+// CHECK: vector.load {{.*}} vector<4xi8>
+// CHECK: vector.load {{.*}} vector<2xf128>
+func.func @widths(%a: memref<4x4xi1>, %b: memref<4x4xi3>, %c: memref<4x4xi24>,
+                  %d: memref<4x4xi48>, %e: memref<4x4xf80>,
+                  %f: memref<4x4xi8>, %g: memref<4x4xf128>) {
+  %a2 = memref.alloc() : memref<4x4xi1>
+  linalg.transpose ins(%a : memref<4x4xi1>) outs(%a2 : memref<4x4xi1>) permutation = [1, 0]
+  %b2 = memref.alloc() : memref<4x4xi3>
+  linalg.transpose ins(%b : memref<4x4xi3>) outs(%b2 : memref<4x4xi3>) permutation = [1, 0]
+  %c2 = memref.alloc() : memref<4x4xi24>
+  linalg.transpose ins(%c : memref<4x4xi24>) outs(%c2 : memref<4x4xi24>) permutation = [1, 0]
+  %d2 = memref.alloc() : memref<4x4xi48>
+  linalg.transpose ins(%d : memref<4x4xi48>) outs(%d2 : memref<4x4xi48>) permutation = [1, 0]
+  %e2 = memref.alloc() : memref<4x4xf80>
+  linalg.transpose ins(%e : memref<4x4xf80>) outs(%e2 : memref<4x4xf80>) permutation = [1, 0]
+  %f2 = memref.alloc() : memref<4x4xi8>
+  linalg.transpose ins(%f : memref<4x4xi8>) outs(%f2 : memref<4x4xi8>) permutation = [1, 0]
+  %g2 = memref.alloc() : memref<4x4xf128>
+  linalg.transpose ins(%g : memref<4x4xf128>) outs(%g2 : memref<4x4xf128>) permutation = [1, 0]
+  return
+}
+
+// -----
+
 // Left to the loops: a copy along the same unit-stride dimension, a body
 // that reads the output, an integer division (lanes past the ends could
 // divide by zero), a transpose in place, and a strided unit dimension.

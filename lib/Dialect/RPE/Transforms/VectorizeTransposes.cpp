@@ -45,8 +45,13 @@ struct Transpose {
   int64_t lanes;
 };
 
+/// LLVM packs a vector's elements in memory without padding: a vector load
+/// or store matches a memref's element-per-allocation layout only for
+/// widths of 8, 16, 32, ... bits (i1, i3, i24, i48, f80 would read or write
+/// the wrong bytes).
 bool isVectorElement(Type t) {
-  return isa<FloatType>(t) || (isa<IntegerType>(t) && !t.isInteger(1));
+  return t.isIntOrFloat() && t.getIntOrFloatBitWidth() >= 8 &&
+         llvm::isPowerOf2_32(t.getIntOrFloatBitWidth());
 }
 
 /// True if every op of `body` can run on vectors lane by lane: pure,
