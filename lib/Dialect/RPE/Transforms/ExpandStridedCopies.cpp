@@ -15,6 +15,7 @@
 #include "rpe/Dialect/RPE/Transforms/CheckedOptionsPass.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
 #include "rpe/Dialect/RPE/Transforms/Transforms.h"
+#include "rpe/Dialect/RPE/Utils/VectorBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -54,10 +55,10 @@ int64_t rowChunk(MemRefType type,
                  const rpe::ExpandStridedCopiesOptions &options) {
   int64_t n = type.getShape().back();
   Type element = type.getElementType();
-  // Whole bytes only (i0 has none: the chunk divided by its 0 bytes).
-  if (ShapedType::isDynamic(n) || n == 0 || !element.isIntOrFloat() ||
-      element.getIntOrFloatBitWidth() == 0 ||
-      element.getIntOrFloatBitWidth() % 8 != 0)
+  // Vectors laid out as the memref (not i0, whose 0 bytes would divide
+  // the chunk, nor i24 or f80, which LLVM packs in a vector).
+  if (ShapedType::isDynamic(n) || n == 0 ||
+      !rpe::isVectorMemoryElement(element))
     return 0;
   SmallVector<int64_t> strides;
   int64_t offset;

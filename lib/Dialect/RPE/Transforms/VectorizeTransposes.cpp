@@ -45,15 +45,6 @@ struct Transpose {
   int64_t lanes;
 };
 
-/// LLVM packs a vector's elements in memory without padding: a vector load
-/// or store matches a memref's element-per-allocation layout only for
-/// widths of 8, 16, 32, ... bits (i1, i3, i24, i48, f80 would read or write
-/// the wrong bytes).
-bool isVectorElement(Type t) {
-  return t.isIntOrFloat() && t.getIntOrFloatBitWidth() >= 8 &&
-         llvm::isPowerOf2_32(t.getIntOrFloatBitWidth());
-}
-
 /// True if every op of `body` can run on vectors lane by lane: pure,
 /// speculatable (lanes past the ends compute on values that are not
 /// stored, so no integer division that could trap), element-wise mappable,
@@ -85,8 +76,8 @@ FailureOr<Transpose> matchTranspose(Operation *operation, int64_t width) {
   auto outType = dyn_cast<MemRefType>(out->get().getType());
   if (!inType || !outType || !inType.isLastDimUnitStride() ||
       !outType.isLastDimUnitStride() ||
-      !isVectorElement(inType.getElementType()) ||
-      !isVectorElement(outType.getElementType()))
+      !rpe::isVectorMemoryElement(inType.getElementType()) ||
+      !rpe::isVectorMemoryElement(outType.getElementType()))
     return failure();
   AffineMap inMap = op.getMatchingIndexingMap(in);
   AffineMap outMap = op.getMatchingIndexingMap(out);

@@ -27,3 +27,8 @@ SmallVector<Value> mlir::rpe::buildRegisterTranspose(OpBuilder &b, Location loc,
   }
   return rows;
 }
+
+bool mlir::rpe::isVectorMemoryElement(Type type) {
+  return type.isIntOrFloat() && type.getIntOrFloatBitWidth() >= 8 &&
+         llvm::isPowerOf2_32(type.getIntOrFloatBitWidth());
+}

@@ -20,6 +20,11 @@ namespace rpe {
 SmallVector<Value> buildRegisterTranspose(OpBuilder &b, Location loc,
                                           ArrayRef<Value> rows);
 
+/// Whether vector loads and stores of `type` elements match a memref of
+/// them: LLVM packs a vector's elements without padding, so only widths of
+/// 8, 16, 32, ... bits (not i1, i3, i24, i48, f80) lay out alike.
+bool isVectorMemoryElement(Type type);
+
 } // namespace rpe
 } // namespace mlir
 
