@@ -391,6 +391,10 @@ void mlir::rpe::addCPULoweringPasses(OpPassManager &pm,
   pm.addPass(createRPEExpandStridedCopiesPass());
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
   pm.addPass(createLowerAffinePass());
+  // Complex arithmetic on its real and imaginary parts (Smith's division,
+  // the "improved" range); creating and taking apart complex values stays
+  // for convert-complex-to-llvm below.
+  pm.addPass(createConvertComplexToStandardPass());
   // Math ops without an LLVM lowering (erf, erfc, isinf, cbrt, ...) ->
   // polynomials, comparisons or libm calls.
   pm.addPass(createRPELegalizeMathPass());
@@ -416,6 +420,7 @@ void mlir::rpe::addCPULoweringPasses(OpPassManager &pm,
   // tensor-core kernel's host emulation start from it.
   pm.addPass(createUBToLLVMConversionPass());
   pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertComplexToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   if (options.numThreads > 0)
     pm.addPass(createConvertOpenMPToLLVMPass());
