@@ -88,7 +88,7 @@ KNOWN_UPSTREAM = [
 RETYPE_FROM = ["f32", "f16", "bf16", "f64", "i1", "i8", "i32", "i64"]
 RETYPE_TO = ["f16", "bf16", "f32", "f64", "f80", "f128", "tf32", "f8E4M3FN",
              "f8E5M2", "f4E2M1FN", "i0", "i1", "i2", "i8", "i17", "i32", "i64",
-             "i65", "i128", "index"]
+             "i65", "i128", "index", "complex<f32>", "complex<f64>"]
 
 
 def type_pattern(name):
