@@ -59,6 +59,16 @@ func.func @too_wide(%a: i8388609) {
 
 // -----
 
+// tf32 has no LLVM type (a workgroup buffer of it crashed the GPU
+// lowering).
+func.func @tf32() {
+  // expected-error @below {{'memref.alloca' op uses the type 'memref<4xtf32>', and LLVM IR has no tf32 type (use f32)}}
+  %a = memref.alloca() : memref<4xtf32>
+  return
+}
+
+// -----
+
 // Without nvptx-device-code, GPU code is checked for integers only.
 // CHECK-LABEL: gpu.module @device
 // CHECK: llvm.fadd {{.*}} : f128

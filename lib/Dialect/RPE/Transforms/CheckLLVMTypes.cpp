@@ -1,7 +1,8 @@
 //===- CheckLLVMTypes.cpp - reject the types LLVM cannot compile ----------===//
 //
 // Zero-width integers and integers wider than LLVM IR allows pass the
-// lowerings to the LLVM dialect unchanged and crash LLVM afterwards; the
+// lowerings to the LLVM dialect unchanged and crash LLVM afterwards (tf32
+// crashes the GPU lowering); the
 // NVPTX backend has no f80, no f128 arithmetic, and integers over 128 bits
 // (over 64 in conversions to and from floats) only in part. An error with a
 // location instead.
@@ -110,12 +111,16 @@ static LogicalResult checkOp(Operation *op, bool nvptxDeviceCode) {
   bool found = false;
   forEachType(op, [&](Type type) {
     IntegerType integer = findUnsupportedInteger(type);
-    if (!integer)
+    bool tf32 = false;
+    type.walk([&](FloatTF32Type) { tf32 = true; });
+    if (!integer && !tf32)
       return true;
     InFlightDiagnostic diag = emitErrorAtKnownLocation(op)
                               << "uses the type " << type
                               << ", and LLVM IR has no ";
-    if (integer.getWidth() == 0)
+    if (!integer)
+      diag << "tf32 type (use f32)";
+    else if (integer.getWidth() == 0)
       diag << "zero-width integers (i0)";
     else
       diag << "integers wider than "

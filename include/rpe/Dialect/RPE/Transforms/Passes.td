@@ -35,7 +35,8 @@ def RPECheckLLVMTypesPass : Pass<"rpe-check-llvm-types", "::mlir::ModuleOp"> {
     MLIR's builtin types reach further than LLVM IR's: a zero-width integer
     (`i0`) and integers wider than LLVM's limit (2^23 bits) pass every
     lowering to the LLVM dialect unchanged and then crash LLVM's
-    optimization or code generation. This pass reports the first op (or
+    optimization or code generation; `tf32`, which has no LLVM type,
+    crashes the GPU lowering (a workgroup buffer of it) or fails later. This pass reports the first op (or
     function signature, or block argument) whose types contain one, with
     its location, and fails.
 
