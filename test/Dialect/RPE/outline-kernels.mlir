@@ -209,3 +209,24 @@ func.func @split_heads(%q: tensor<1x2x8x4xf32>, %w: tensor<2x4x16xf32>) -> (tens
   }
   return %out, %neg : tensor<1x2x8x4xf32>, tensor<2x4x16xf32>
 }
+
+// -----
+
+// One tensor.empty as both outputs of a generic: absorbed (and erased) once
+// (it was twice: a use after free).
+// ALL-LABEL: func.func @shared_init
+// ALL-NOT: tensor.empty
+// ALL: call @__rpe_kernel
+// ALL-LABEL: func.func private @__rpe_kernel
+// ALL-COUNT-1: tensor.empty
+// ALL-NOT: tensor.empty
+// ALL: linalg.generic
+func.func @shared_init(%a: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %e = tensor.empty() : tensor<8xf32>
+  %x, %y = linalg.generic {indexing_maps = [affine_map<(i) -> (i)>, affine_map<(i) -> (i)>, affine_map<(i) -> (i)>], iterator_types = ["parallel"]} ins(%a : tensor<8xf32>) outs(%e, %e : tensor<8xf32>, tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32, %p: f32):
+    %n = arith.negf %v : f32
+    linalg.yield %v, %n : f32, f32
+  } -> (tensor<8xf32>, tensor<8xf32>)
+  return %x, %y : tensor<8xf32>, tensor<8xf32>
+}

@@ -59,7 +59,9 @@ struct Candidate {
 /// constant (rebuilt in every function that uses it; the shared one goes
 /// when no op outside reads it).
 SmallVector<Operation *> absorbedInits(Operation *op) {
-  SmallVector<Operation *> absorbed;
+  // Once each: an op may take the same init twice (two results of one
+  // tensor.empty), and each absorbed op is erased once.
+  SetVector<Operation *> absorbed;
   SmallVector<Value> inits;
   if (auto dps = dyn_cast<DestinationStyleOpInterface>(op))
     llvm::append_range(inits, dps.getDpsInits());
@@ -71,14 +73,14 @@ SmallVector<Operation *> absorbedInits(Operation *op) {
     if (auto fill = v.getDefiningOp<linalg::FillOp>()) {
       auto empty = fill.getOutputs().front().getDefiningOp<tensor::EmptyOp>();
       if (empty && isScalarConstant(fill.getInputs().front())) {
-        absorbed.push_back(empty);
-        absorbed.push_back(fill);
+        absorbed.insert(empty);
+        absorbed.insert(fill);
       }
     } else if (auto empty = v.getDefiningOp<tensor::EmptyOp>()) {
-      absorbed.push_back(empty);
+      absorbed.insert(empty);
     }
   }
-  return absorbed;
+  return absorbed.takeVector();
 }
 
 Candidate buildCandidate(Operation *op, StringRef name) {
