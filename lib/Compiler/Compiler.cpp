@@ -2,6 +2,7 @@
 
 #include "rpe/Compiler/Compiler.h"
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
+#include "rpe/Dialect/RPE/Utils/TypeUtils.h"
 #include "rpe/InitAll.h"
 #include "rpe/Pipelines/Pipelines.h"
 
@@ -485,16 +486,13 @@ LogicalResult mlir::rpe::prepareInputModule(ModuleOp module) {
 /// A float type in the types of `op` that the LLVM dialect has no
 /// equivalent for (the 8-, 6- and 4-bit formats), or null.
 static FloatType findNonLLVMFloat(Operation *op) {
-  FloatType found;
-  auto visit = [&](Type type) {
-    type.walk([&](FloatType f) {
-      if (!found && !LLVM::isCompatibleFloatingPointType(f))
-        found = f;
-    });
-  };
-  llvm::for_each(op->getOperandTypes(), visit);
-  llvm::for_each(op->getResultTypes(), visit);
-  return found;
+  for (Type type :
+       llvm::concat<Type>(op->getOperandTypes(), op->getResultTypes()))
+    if (FloatType f = rpe::findNestedType<FloatType>(type, [](FloatType f) {
+          return !LLVM::isCompatibleFloatingPointType(f);
+        }))
+      return f;
+  return {};
 }
 
 /// Anything but the LLVM dialect (and what `alsoTranslates` accepts) left

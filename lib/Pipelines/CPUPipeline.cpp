@@ -253,7 +253,8 @@ void mlir::rpe::addDeallocationPasses(OpPassManager &pm) {
 
 void mlir::rpe::buildCPUPipeline(OpPassManager &pm,
                                  const CPUPipelineOptions &options) {
-  // i0 and integers wider than 2^23 bits: an error now, not a crash in LLVM.
+  // i0, integers wider than 2^23 bits and tf32: an error now, not a crash in
+  // LLVM or in the lowering.
   pm.addPass(createRPECheckLLVMTypesPass());
   // Run-time size checks, derived from the ops as the user wrote them.
   if (options.shapeChecks)

@@ -37,7 +37,8 @@ std::string mlir::rpe::resolveCUDAPath(StringRef path) {
 
 void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
                                    const NVPTXPipelineOptions &options) {
-  // i0 and integers wider than 2^23 bits: an error now, not a crash in LLVM.
+  // i0, integers wider than 2^23 bits and tf32: an error now, not a crash in
+  // LLVM or in the lowering.
   pm.addPass(createRPECheckLLVMTypesPass());
   if (options.shapeChecks)
     pm.addPass(createRPEInsertShapeChecksPass());
@@ -89,7 +90,10 @@ void mlir::rpe::buildNVPTXPipeline(OpPassManager &pm,
   device.addPass(createCSEPass());
   device.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createGpuToLLVMConversionPass());
-  // f80 / f128 arithmetic in the kernels: a fatal error in the backend.
+  // What the NVPTX backend cannot compile in the kernels (any f80, f128
+  // arithmetic, integers over 128 bits and their conversions to and from
+  // floats over 64): a fatal error in the backend otherwise. The checks of
+  // the first instance run again, so the pass alone checks everything.
   RPECheckLLVMTypesPassOptions types;
   types.nvptxDeviceCode = true;
   pm.addPass(createRPECheckLLVMTypesPass(types));

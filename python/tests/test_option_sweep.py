@@ -72,7 +72,11 @@ def test_retype_sweep(mode):
     runs = re.match(r"(\d+) runs, (\d+) succeeded, 0 findings", summary[0])
     assert runs, summary
     assert int(runs.group(1)) >= 250 * DRAWS
-    assert int(runs.group(2)) > 0, summary
+    # Most retyped inputs fail to verify; about one in ten compiles (41 to
+    # 60 of 407 passes and pipelines runs, 38 of 299 rpe-compile runs, with
+    # seed 2). Fewer than one in twenty would mean the retyping broke the
+    # inputs wholesale and the sweep tested little beyond the verifiers.
+    assert int(runs.group(2)) * 20 >= int(runs.group(1)), summary
 
 
 def _load_script():

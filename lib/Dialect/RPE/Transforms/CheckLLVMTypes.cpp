@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "rpe/Dialect/RPE/Transforms/Passes.h"
+#include "rpe/Dialect/RPE/Utils/TypeUtils.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -25,26 +26,12 @@ namespace rpe {
 
 using namespace mlir;
 
-/// The first integer type in `type` (itself or an element, a field, a
-/// signature's input or result) that LLVM IR has no equivalent for.
+/// The first integer type in `type` that LLVM IR has no equivalent for.
 static IntegerType findUnsupportedInteger(Type type) {
-  IntegerType found;
-  type.walk([&](IntegerType integer) {
+  return rpe::findNestedType<IntegerType>(type, [](IntegerType integer) {
     unsigned width = integer.getWidth();
-    if (!found && (width == 0 || width > llvm::IntegerType::MAX_INT_BITS))
-      found = integer;
+    return width == 0 || width > llvm::IntegerType::MAX_INT_BITS;
   });
-  return found;
-}
-
-/// The first f80 or f128 type in `type`.
-static FloatType findWideFloat(Type type) {
-  FloatType found;
-  type.walk([&](FloatType f) {
-    if (!found && isa<Float80Type, Float128Type>(f))
-      found = f;
-  });
-  return found;
 }
 
 /// The types an op carries, its signature first (in its attributes, for a
@@ -85,16 +72,6 @@ static bool compilesOnNVPTX(Operation *op, FloatType type) {
              LLVM::LLVMFuncOp>(op);
 }
 
-/// The first integer type in `type` wider than `bits`.
-static IntegerType findIntegerWiderThan(Type type, unsigned bits) {
-  IntegerType found;
-  type.walk([&](IntegerType integer) {
-    if (!found && integer.getWidth() > bits)
-      found = integer;
-  });
-  return found;
-}
-
 /// An error about `op` at its location, or where that is unknown (the body
 /// of a named linalg op) at its closest ancestor's.
 static InFlightDiagnostic emitErrorAtKnownLocation(Operation *op) {
@@ -111,8 +88,8 @@ static LogicalResult checkOp(Operation *op, bool nvptxDeviceCode) {
   bool found = false;
   forEachType(op, [&](Type type) {
     IntegerType integer = findUnsupportedInteger(type);
-    bool tf32 = false;
-    type.walk([&](FloatTF32Type) { tf32 = true; });
+    bool tf32 = static_cast<bool>(rpe::findNestedType<FloatType>(
+        type, [](FloatType f) { return isa<FloatTF32Type>(f); }));
     if (!integer && !tf32)
       return true;
     InFlightDiagnostic diag = emitErrorAtKnownLocation(op)
@@ -137,7 +114,11 @@ static LogicalResult checkOp(Operation *op, bool nvptxDeviceCode) {
   bool conversion =
       isa<LLVM::SIToFPOp, LLVM::UIToFPOp, LLVM::FPToSIOp, LLVM::FPToUIOp>(op);
   forEachType(op, [&](Type type) {
-    IntegerType wide = findIntegerWiderThan(type, conversion ? 64 : 128);
+    unsigned maxBits = conversion ? 64 : 128;
+    IntegerType wide =
+        rpe::findNestedType<IntegerType>(type, [&](IntegerType integer) {
+          return integer.getWidth() > maxBits;
+        });
     if (!wide)
       return true;
     InFlightDiagnostic diag = emitErrorAtKnownLocation(op);
@@ -156,7 +137,8 @@ static LogicalResult checkOp(Operation *op, bool nvptxDeviceCode) {
   if (found)
     return failure();
   forEachType(op, [&](Type type) {
-    FloatType wide = findWideFloat(type);
+    FloatType wide = rpe::findNestedType<FloatType>(
+        type, [](FloatType f) { return isa<Float80Type, Float128Type>(f); });
     if (!wide || compilesOnNVPTX(op, wide))
       return true;
     InFlightDiagnostic diag = emitErrorAtKnownLocation(op);
