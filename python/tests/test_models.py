@@ -7,11 +7,13 @@ That attention is raised is checked by test/Integration/Models/*.test."""
 import glob
 import json
 import os
+import subprocess
 
 import numpy as np
 import pytest
 
 import rpe
+from rpe import _tools
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = sorted(os.path.splitext(os.path.basename(p))[0]
@@ -57,6 +59,51 @@ def test_model_matches_transformers(name, path):
     scale = float(np.abs(want).max())
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * scale,
                                err_msg="%s (%s)" % (name, meta["versions"]))
+
+
+def llama3_inv_freq(theta, dim, factor, low, high, original):
+    """transformers' inv_freq for rope_type "llama3"
+    (_compute_llama3_parameters), in float32 as torch computes it."""
+    f32 = np.float32
+    exponent = np.arange(0, dim, 2).astype(f32) / f32(dim)
+    inv = (f32(1.0) / np.power(f32(theta), exponent)).astype(f32)
+    wavelen = (f32(2 * np.pi) / inv).astype(f32)
+    scaled = np.where(wavelen > original / low, inv / f32(factor), inv)
+    smooth = ((f32(original) / wavelen - f32(low)) / f32(high - low))
+    smoothed = (f32(1) - smooth) * scaled / f32(factor) + smooth * scaled
+    medium = ~(wavelen < original / high) & ~(wavelen > original / low)
+    return np.where(medium, smoothed, scaled).astype(f32)
+
+
+def test_llama_with_llama3_rope_scaling():
+    """The LLaMA fixture with its inv_freq (θ = 10^4, head dim 8) as a
+    Llama 3.1-style config computes it (factor 8, low_freq_factor 1,
+    high_freq_factor 4, original 2048: one frequency smoothed, one divided):
+    both rotations are raised to rpe.rotary with that scaling, and the fused
+    model equals the reference path's, which computes the front end's own
+    f32 tables (the unscaled frequencies move the output by 3.8e-5 of its
+    largest value at these 16 positions, almost four times the
+    tolerance)."""
+    text, inputs, _, _ = load("llama")
+    blob = '"0x040000000000803FCDCCCC3D0AD7233C6F12833A"'
+    assert text.count(blob) == 1  # inv_freq = 1, 0.1, 0.01, 0.001
+    inv = llama3_inv_freq(1e4, 8, 8.0, 1.0, 4.0, 2048)
+    assert inv[2] != np.float32(0.01) and inv[3] != np.float32(0.001)
+    text = text.replace(blob, '"0x04000000%s"' % inv.astype("<f4").tobytes().hex().upper())
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    raised = subprocess.run(
+        [_tools.tool_path("rpe-opt"), "-", "-rpe-normalize-attention",
+         "-rpe-fuse-attention"], input=text, capture_output=True, text=True,
+        check=True, env=env).stdout
+    scaling = ("scaling = #rpe.rope_llama3<factor = 8.000000e+00, "
+               "low_freq_factor = 1.000000e+00, high_freq_factor = "
+               "4.000000e+00, original_max_position = 2048>")
+    assert raised.count("rpe.rotary") == 4 and raised.count(scaling) == 4
+    assert "math.cos" not in raised
+    fused = rpe.compile(text, num_threads=2).llama(*inputs)
+    reference = rpe.compile(text, reference=True, num_threads=2).llama(*inputs)
+    scale = float(np.abs(reference).max())
+    np.testing.assert_allclose(fused, reference, rtol=0, atol=1e-5 * scale)
 
 
 def test_import_torch_cli_errors(tmp_path, capsys):

@@ -190,3 +190,60 @@ def test_front_end_rope(name, theta, reference):
     else:
         atol = 2.0 * np.abs(x).max() * (4095 * 2.0 ** -22 + 2.0 ** -21)
     np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+
+
+def scaled_frequencies(theta, dim, scaling):
+    """transformers' inv_freq for rope_type "linear" / "llama3"
+    (modeling_rope_utils), in float64."""
+    omega = theta ** -(np.arange(0, dim, 2) / dim)
+    if scaling[0] == "linear":
+        return omega / scaling[1]
+    factor, low, high, original = scaling[1:]
+    wavelen = 2 * np.pi / omega
+    smooth = (original / wavelen - low) / (high - low)
+    mixed = (1 - smooth) * omega / factor + smooth * omega
+    return np.where(wavelen > original / low, omega / factor,
+                    np.where(wavelen < original / high, omega, mixed))
+
+
+@pytest.mark.parametrize("name,theta,scaling", [
+    ("rope_linear", 1e4, ("linear", 4.0)),
+    ("rope_llama3", 1e4, ("llama3", 4.0, 1.0, 8.0, 2048)),
+    ("rope_llama3_1", 5e5, ("llama3", 8.0, 1.0, 4.0, 8192)),
+    ("rope_llama3_one_smoothed", 1e4, ("llama3", 8.0, 1.0, 4.0, 2048)),
+    ("rope_llama3_none_smoothed", 1e4, ("llama3", 8.0, 1.0, 2.0, 2048)),
+    ("rope_llama3_perturbed", None, None)])
+@pytest.mark.parametrize("reference", [False, True])
+def test_front_end_rope_scaled(name, theta, scaling, reference):
+    """inv_freq under a RoPE scaling, as transformers computes it in f32
+    (the lit test's constants, from the configs named here): raised with
+    the scaling, the rotation is that of transformers' formula in float64
+    within a few float32 roundings, which only the right scaling
+    parameters meet (the angles reach 4095·ω); the reference path and the
+    perturbed table (not raised) compute f32 angles from the table."""
+    chunk = rope_chunk(name)
+    table = np.array([float(v) for v in chunk.split("dense<[")[1]
+                      .split("]>")[0].split(",")], dtype=np.float32)
+    dim = 2 * table.size
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((1, 2, 6, dim)).astype(np.float32)
+    pos = rng.integers(0, 4096, (1, 6, 1)).astype(np.int64)
+    got = getattr(rpe.compile(chunk, reference=reference), name)(x, pos)
+    raised = scaling is not None and not reference
+    if scaling is not None:
+        inv = scaled_frequencies(theta, dim, scaling)
+        # The table is transformers' f32 rounding of these frequencies.
+        np.testing.assert_allclose(table, inv, rtol=4 * 2.0 ** -23, atol=0)
+    else:
+        inv = table.astype(np.float64)
+    ang = pos[0, :, 0, None].astype(np.float64) * inv[None, :]
+    ang = np.concatenate([ang, ang], axis=-1)
+    x64 = x.astype(np.float64)
+    half = dim // 2
+    rot = np.concatenate([-x64[..., half:], x64[..., :half]], axis=-1)
+    want = x64 * np.cos(ang) + rot * np.sin(ang)
+    if raised:
+        atol = 4.0 * np.abs(x).max() * 2.0 ** -23
+    else:
+        atol = 2.0 * np.abs(x).max() * (4095 * 2.0 ** -22 + 2.0 ** -21)
+    np.testing.assert_allclose(got, want, rtol=0, atol=atol)

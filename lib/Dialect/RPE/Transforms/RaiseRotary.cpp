@@ -11,7 +11,9 @@
 // which torch-mlir exports as linalg generics, tensor.concat and
 // tensor.extract_slice on tensors. This pattern recognises that code and
 // replaces it by `rpe.rotary %x, %positions {theta}` (half layout, R = D),
-// when the constant inv_freq is theta^(-2t/R) for one theta at every t.
+// when the constant inv_freq is theta^(-2t/R) for one theta at every t, or
+// those frequencies under transformers' "linear" or "llama3" scaling (then
+// with `scaling = #rpe.rope_linear<...>` / `#rpe.rope_llama3<...>`).
 // rpe computes the angles in f64; transformers' f32 angles differ by a few
 // ulps of p·ω (see docs/Decisions.md).
 //
@@ -176,26 +178,181 @@ std::optional<std::pair<Value, SmallVector<float>>> matchAngles(Value emb) {
   return std::nullopt;
 }
 
-/// θ such that inv_freq[t] = f32(θ^(-2t/R)) within two ulps at every t, R =
-/// 2·size; θ rounded to an integer when that is within 1e-4 relative (the
-/// configs' rope_theta).
-std::optional<double> thetaOf(ArrayRef<float> values) {
-  int64_t half = values.size(), r = 2 * half;
-  if (half < 2 || values[0] != 1.0f)
-    return std::nullopt;
-  // The last frequency carries the most digits of θ.
-  double last = values[half - 1];
-  if (!(last > 0.0 && last < 1.0))
-    return std::nullopt;
-  double theta = std::exp(-std::log(last) * r / (2.0 * (half - 1)));
+/// ω_t = θ^(-2t/R) under `scaling` (null, rope_linear or rope_llama3), in
+/// f64 as the lowering of rpe.rotary computes it.
+double scaledFrequency(int64_t t, int64_t r, double theta, Attribute scaling) {
+  double omega = std::exp(-(2.0 * t / r) * std::log(theta));
+  if (auto linear = dyn_cast_if_present<RopeLinearAttr>(scaling))
+    return omega / linear.getFactor().convertToDouble();
+  auto llama = dyn_cast_if_present<RopeLlama3Attr>(scaling);
+  if (!llama)
+    return omega;
+  double factor = llama.getFactor().convertToDouble();
+  double low = llama.getLowFreqFactor().convertToDouble();
+  double high = llama.getHighFreqFactor().convertToDouble();
+  double original = static_cast<double>(llama.getOriginalMaxPosition());
+  double wavelength = 2.0 * M_PI / omega;
+  if (wavelength > original / low)
+    return omega / factor;
+  if (wavelength < original / high)
+    return omega;
+  double smooth = (original / wavelength - low) / (high - low);
+  return (1.0 - smooth) * omega / factor + smooth * omega;
+}
+
+/// Whether `values[t]` (f32) is `want` within `ulps` units of 2^-23·|want|.
+bool near(float value, double want, double ulps) {
+  return std::abs(want - value) <= ulps * std::ldexp(std::abs(want), -23);
+}
+
+/// Whether `values` are the first frequencies of rpe.rotary's for θ, R and
+/// `scaling` within `ulps`.
+bool matchesFrequencies(ArrayRef<float> values, int64_t r, double theta,
+                        Attribute scaling, double ulps) {
+  for (auto [t, value] : llvm::enumerate(values))
+    if (!near(value, scaledFrequency(t, r, theta, scaling), ulps))
+      return false;
+  return true;
+}
+
+/// θ from ω_k = θ^(-2k/R) (0 < ω_k < 1, k > 0), rounded to an integer when
+/// that is within 1e-4 relative (the configs' rope_theta); 0 if none.
+double thetaFrom(double omega, int64_t k, int64_t r) {
+  if (!(omega > 0.0 && omega < 1.0) || k <= 0)
+    return 0.0;
+  double theta = std::exp(-std::log(omega) * r / (2.0 * k));
   if (std::abs(theta - std::round(theta)) <= 1e-4 * theta)
     theta = std::round(theta);
-  for (int64_t t = 0; t < half; ++t) {
-    double want = std::exp(-(2.0 * t / r) * std::log(theta));
-    if (std::abs(want - values[t]) > 2.0 * std::ldexp(std::abs(want), -23))
-      return std::nullopt;
-  }
   return theta;
+}
+
+/// `x` rounded to 1, 2, ..., 7 significant digits, then `x` itself: the
+/// candidates for a parameter recovered from f32 values, simplest first.
+SmallVector<double> roundings(double x) {
+  SmallVector<double> out;
+  if (!(x > 0.0) || !std::isfinite(x))
+    return out;
+  int exponent = static_cast<int>(std::floor(std::log10(x)));
+  for (int digits = 1; digits <= 7; ++digits) {
+    double unit = std::pow(10.0, exponent - digits + 1);
+    double rounded = std::round(x / unit) * unit;
+    if (rounded > 0.0 && !llvm::is_contained(out, rounded))
+      out.push_back(rounded);
+  }
+  if (!llvm::is_contained(out, x))
+    out.push_back(x);
+  return out;
+}
+
+/// θ and the scaling (null: none) whose rpe.rotary frequencies are the
+/// constant inv_freq `values`. transformers computes inv_freq in f32:
+/// θ^(-2t/R) within two ulps; with a scaling (`inv_freq / factor`, and
+/// llama3's f32 smoothing) within four.
+struct Frequencies {
+  double theta;
+  Attribute scaling;
+};
+
+/// Unscaled: values[0] = 1, θ from the last entry (most digits of θ).
+std::optional<Frequencies> matchUnscaled(ArrayRef<float> values) {
+  int64_t half = values.size();
+  if (half < 2 || values[0] != 1.0f)
+    return std::nullopt;
+  double theta = thetaFrom(values[half - 1], half - 1, 2 * half);
+  if (theta <= 1.0 || !matchesFrequencies(values, 2 * half, theta, {}, 2.0))
+    return std::nullopt;
+  return Frequencies{theta, {}};
+}
+
+/// rope_linear: every ω_t / factor, so values[0] = 1 / factor.
+std::optional<Frequencies> matchLinear(MLIRContext *ctx,
+                                       ArrayRef<float> values) {
+  int64_t half = values.size();
+  if (half < 2 || !(values[0] > 0.0f) || values[0] == 1.0f)
+    return std::nullopt;
+  for (double factor : roundings(1.0 / values[0])) {
+    double theta = thetaFrom(values[half - 1] * factor, half - 1, 2 * half);
+    auto scaling = RopeLinearAttr::get(ctx, APFloat(factor));
+    if (theta > 1.0 &&
+        matchesFrequencies(values, 2 * half, theta, scaling, 4.0))
+      return Frequencies{theta, scaling};
+  }
+  return std::nullopt;
+}
+
+/// rope_llama3: ω_t for the short waves (a prefix, t = 0 at least), ω_t /
+/// factor for the long ones (a suffix), smoothed in between. Only the
+/// ratios O / low_freq_factor and O / high_freq_factor show in the
+/// frequencies, so low_freq_factor is taken as 1 (as in every Llama 3
+/// config) and O and high_freq_factor fitted to the smoothed entries (with
+/// fewer than two of them: high_freq_factor 4, 2, 8 or 16 and the O that
+/// fits).
+std::optional<Frequencies> matchLlama3(MLIRContext *ctx,
+                                       ArrayRef<float> values) {
+  int64_t half = values.size(), r = 2 * half;
+  if (half < 3 || values[0] != 1.0f)
+    return std::nullopt;
+  // θ from the longest prefix of unscaled frequencies that is not all.
+  double theta = 0.0;
+  int64_t high = 0; // The number of unscaled entries.
+  for (int64_t k = half - 2; k >= 1 && !high; --k) {
+    theta = thetaFrom(values[k], k, r);
+    if (theta > 1.0 &&
+        matchesFrequencies(values.take_front(k + 1), r, theta, {}, 2.0))
+      high = k + 1;
+  }
+  if (!high)
+    return std::nullopt;
+  auto omega = [&](int64_t t) { return scaledFrequency(t, r, theta, {}); };
+  auto wavelength = [&](int64_t t) { return 2.0 * M_PI / omega(t); };
+  double factor = omega(half - 1) / values[half - 1];
+  if (!(factor > 1.0) || !std::isfinite(factor))
+    return std::nullopt;
+  int64_t low = half - 1; // The first entry of the ω / factor suffix.
+  while (low > high && near(values[low - 1], omega(low - 1) / factor, 4.0))
+    --low;
+  for (double f : roundings(factor)) {
+    // s_t = (O/λ_t - 1) / (high_freq_factor - 1) in the smoothed entries.
+    auto smooth = [&](int64_t t) {
+      return (values[t] / omega(t) - 1.0 / f) / (1.0 - 1.0 / f);
+    };
+    SmallVector<std::pair<double, double>> candidates; // (high factor, O)
+    auto addOriginal = [&](double hff, double original) {
+      for (double o : roundings(original))
+        if (o == std::round(o))
+          candidates.push_back({hff, o});
+      candidates.push_back({hff, std::round(original)});
+    };
+    if (low - high >= 2) {
+      // s = a/λ + c: c = -1 / (hff - 1), a = O / (hff - 1).
+      double x1 = 1.0 / wavelength(high), x2 = 1.0 / wavelength(low - 1);
+      double a = (smooth(low - 1) - smooth(high)) / (x2 - x1);
+      double c = smooth(high) - a * x1;
+      if (!(c < 0.0))
+        continue;
+      for (double hff : roundings(1.0 - 1.0 / c))
+        addOriginal(hff, -a / c);
+    } else {
+      for (double hff : {4.0, 2.0, 8.0, 16.0}) {
+        if (low - high == 1)
+          addOriginal(hff,
+                      (smooth(high) * (hff - 1.0) + 1.0) * wavelength(high));
+        else
+          for (int n = 1; n <= 40; ++n)
+            candidates.push_back({hff, std::ldexp(1.0, n)});
+      }
+    }
+    for (auto [hff, original] : candidates) {
+      if (!(hff > 1.0) || !(original >= 1.0 && original <= 0x1p40))
+        continue;
+      auto scaling =
+          RopeLlama3Attr::get(ctx, APFloat(f), APFloat(1.0), APFloat(hff),
+                              static_cast<int64_t>(original));
+      if (matchesFrequencies(values, 2 * half, theta, scaling, 4.0))
+        return Frequencies{theta, scaling};
+    }
+  }
+  return std::nullopt;
 }
 
 /// x·cos(emb) + rotate_half(x)·sin(emb) → rpe.rotary.
@@ -254,8 +411,13 @@ struct RaiseRotary : OpRewritePattern<linalg::GenericOp> {
       if (!angles || static_cast<int64_t>(angles->second.size()) !=
                          type.getDimSize(rank - 1) / 2)
         continue;
-      std::optional<double> theta = thetaOf(angles->second);
-      if (!theta)
+      ArrayRef<float> values = angles->second;
+      std::optional<Frequencies> frequencies = matchUnscaled(values);
+      if (!frequencies)
+        frequencies = matchLinear(ctx, values);
+      if (!frequencies)
+        frequencies = matchLlama3(ctx, values);
+      if (!frequencies)
         continue;
       // Positions [B', L, 1] (B' = 1 or B) → L, or B×L per batch.
       Value ints = angles->first;
@@ -277,10 +439,11 @@ struct RaiseRotary : OpRewritePattern<linalg::GenericOp> {
       }
       Value positions =
           tensor::CollapseShapeOp::create(rewriter, loc, ints, groups);
-      auto rotary = RotaryOp::create(
-          rewriter, loc, type, x, positions, rewriter.getF64FloatAttr(*theta),
-          /*rotary_dim=*/IntegerAttr(), /*interleaved=*/UnitAttr(),
-          /*scaling=*/Attribute());
+      auto rotary =
+          RotaryOp::create(rewriter, loc, type, x, positions,
+                           rewriter.getF64FloatAttr(frequencies->theta),
+                           /*rotary_dim=*/IntegerAttr(),
+                           /*interleaved=*/UnitAttr(), frequencies->scaling);
       rewriter.replaceOp(add, rotary.getResult());
       return success();
     }

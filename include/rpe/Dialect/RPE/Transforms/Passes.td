@@ -262,7 +262,9 @@ def RPEFuseAttentionPass : Pass<"rpe-fuse-attention"> {
     into `scale`. (f) transformers' RoPE, `x·cos(emb) +
     rotate_half(x)·sin(emb)` with emb = cat(p·inv_freq, p·inv_freq) and a
     constant inv_freq equal to θ^(-2t/D) (to two ulps) for one θ, becomes
-    `rpe.rotary %x, %positions {theta = θ}`.
+    `rpe.rotary %x, %positions {theta = θ}`; an inv_freq that is those
+    frequencies under transformers' "linear" or "llama3" scaling (to four
+    ulps) adds the op's `scaling`.
   }];
   let options = [
     Option<"foldOps", "fold-ops", "int64_t", /*default=*/"512",
