@@ -75,12 +75,14 @@ def llama3_inv_freq(theta, dim, factor, low, high, original):
     return np.where(medium, smoothed, scaled).astype(f32)
 
 
-def test_llama_with_llama3_rope_scaling():
+@pytest.mark.parametrize("target", ["cpu", "nvptx-emulated"])
+def test_llama_with_llama3_rope_scaling(target):
     """The LLaMA fixture with its inv_freq (θ = 10^4, head dim 8) as a
     Llama 3.1-style config computes it (factor 8, low_freq_factor 1,
     high_freq_factor 4, original 2048: one frequency smoothed, one divided):
     both rotations are raised to rpe.rotary with that scaling, and the fused
-    model equals the reference path's, which computes the front end's own
+    model (on the CPU, or rpe-nvptx-pipeline's kernels emulated on it)
+    equals the reference path's, which computes the front end's own
     f32 tables (the unscaled frequencies move the output by 3.8e-5 of its
     largest value at these 16 positions, almost four times the
     tolerance)."""
@@ -100,7 +102,10 @@ def test_llama_with_llama3_rope_scaling():
                "4.000000e+00, original_max_position = 2048>")
     assert raised.count("rpe.rotary") == 4 and raised.count(scaling) == 4
     assert "math.cos" not in raised
-    fused = rpe.compile(text, num_threads=2).llama(*inputs)
+    if target == "cpu":
+        fused = rpe.compile(text, num_threads=2).llama(*inputs)
+    else:
+        fused = rpe.compile(text, target=target).llama(*inputs)
     reference = rpe.compile(text, reference=True, num_threads=2).llama(*inputs)
     scale = float(np.abs(reference).max())
     np.testing.assert_allclose(fused, reference, rtol=0, atol=1e-5 * scale)
