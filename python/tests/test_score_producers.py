@@ -192,6 +192,32 @@ def test_front_end_rope(name, theta, reference):
     np.testing.assert_allclose(got, want, rtol=0, atol=atol)
 
 
+@pytest.mark.parametrize("name,rest", [("rope_partial", 8),
+                                       ("rope_partial_wrong_rest", 7)])
+@pytest.mark.parametrize("reference", [False, True])
+def test_front_end_rope_partial(name, rest, reference):
+    """Partial rotary (the lit test's functions): dims 0..7 of x rotated
+    with θ = 10^4 over R = 8, then x[..., rest:rest + 8] appended; raised to
+    one rpe.rotary with rotary_dim = 8 when rest = 8, against NumPy."""
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 2, 6, 16)).astype(np.float32)
+    pos = rng.integers(0, 4096, (1, 6, 1)).astype(np.int64)
+    got = getattr(rpe.compile(rope_chunk(name), reference=reference),
+                  name)(x, pos)
+    inv = 1.0 / 1e4 ** (np.arange(0, 8, 2) / 8.0)
+    ang = pos[0, :, 0, None].astype(np.float64) * inv[None, :]
+    ang = np.concatenate([ang, ang], axis=-1)
+    x64 = x[..., :8].astype(np.float64)
+    rot = np.concatenate([-x64[..., 4:], x64[..., :4]], axis=-1)
+    want = np.concatenate([x64 * np.cos(ang) + rot * np.sin(ang),
+                           x[..., rest:rest + 8]], axis=-1)
+    if reference:
+        atol = 2.0 * np.abs(x).max() * (4095 * 2.0 ** -22 + 2.0 ** -21)
+    else:  # Raised (both): float64 angles.
+        atol = 4.0 * np.abs(x).max() * 2.0 ** -23
+    np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+
+
 def scaled_frequencies(theta, dim, scaling):
     """transformers' inv_freq for rope_type "linear" / "llama3"
     (modeling_rope_utils), in float64."""

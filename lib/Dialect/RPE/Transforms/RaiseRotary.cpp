@@ -13,7 +13,9 @@
 // replaces it by `rpe.rotary %x, %positions {theta}` (half layout, R = D),
 // when the constant inv_freq is theta^(-2t/R) for one theta at every t, or
 // those frequencies under transformers' "linear" or "llama3" scaling (then
-// with `scaling = #rpe.rope_linear<...>` / `#rpe.rope_llama3<...>`).
+// with `scaling = #rpe.rope_linear<...>` / `#rpe.rope_llama3<...>`). A
+// rotation of the first R dims concatenated with the rest of x becomes one
+// rpe.rotary with `rotary_dim = R`.
 // rpe computes the angles in f64; transformers' f32 angles differ by a few
 // ulps of p·ω (see docs/Decisions.md).
 //
@@ -451,8 +453,47 @@ struct RaiseRotary : OpRewritePattern<linalg::GenericOp> {
   }
 };
 
+/// concat(rotary(x[..., :R]), x[..., R:]) along the last dimension
+/// (transformers' partial rotary: GPT-NeoX, Phi, StableLM rotate the first
+/// R = partial_rotary_factor·D dims of q and k) → rpe.rotary %x {rotary_dim =
+/// R}, the same frequencies θ^(-2t/R).
+struct RaisePartialRotary : OpRewritePattern<tensor::ConcatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(tensor::ConcatOp concat,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = concat.getResultType();
+    int64_t rank = type.getRank();
+    if (concat.getInputs().size() != 2 ||
+        static_cast<int64_t>(concat.getDim()) != rank - 1)
+      return failure();
+    auto inner = concat.getInputs()[0].getDefiningOp<RotaryOp>();
+    if (!inner)
+      return failure();
+    auto slice = inner.getX().getDefiningOp<tensor::ExtractSliceOp>();
+    if (!slice || slice.getSource().getType() != type)
+      return failure();
+    Value x = slice.getSource();
+    int64_t d = type.getDimSize(rank - 1);
+    int64_t r = slice.getResultType().getDimSize(rank - 1);
+    if (ShapedType::isDynamic(d) || ShapedType::isDynamic(r) || r >= d ||
+        (inner.getRotaryDim() &&
+         static_cast<int64_t>(*inner.getRotaryDim()) != r) ||
+        !isLastDimSlice(inner.getX(), x, 0, r) ||
+        !isLastDimSlice(concat.getInputs()[1], x, r, d - r))
+      return rewriter.notifyMatchFailure(concat, "not cat(rotary(x[..., :R]), "
+                                                 "x[..., R:])");
+    auto rotary = RotaryOp::create(
+        rewriter, concat.getLoc(), type, x, inner.getPositions(),
+        inner.getThetaAttr(), rewriter.getI64IntegerAttr(r),
+        inner.getInterleavedAttr(), inner.getScalingAttr());
+    rewriter.replaceOp(concat, rotary.getResult());
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::rpe::populateRPERaiseRotaryPatterns(RewritePatternSet &patterns) {
-  patterns.add<RaiseRotary>(patterns.getContext());
+  patterns.add<RaiseRotary, RaisePartialRotary>(patterns.getContext());
 }

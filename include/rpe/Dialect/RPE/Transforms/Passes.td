@@ -264,7 +264,8 @@ def RPEFuseAttentionPass : Pass<"rpe-fuse-attention"> {
     constant inv_freq equal to θ^(-2t/D) (to two ulps) for one θ, becomes
     `rpe.rotary %x, %positions {theta = θ}`; an inv_freq that is those
     frequencies under transformers' "linear" or "llama3" scaling (to four
-    ulps) adds the op's `scaling`.
+    ulps) adds the op's `scaling`, and `cat(rotary(x[..., :R]), x[..., R:])`
+    becomes `rpe.rotary %x {rotary_dim = R}`.
   }];
   let options = [
     Option<"foldOps", "fold-ops", "int64_t", /*default=*/"512",
