@@ -323,9 +323,9 @@ func.func @raise_softmax_shaw(%q: tensor<1x1x5x4xf32>, %v: tensor<1x1x5x4xf32>, 
 
 // -----
 
-// Not raised: a normalisation that is not a softmax (no exp), scores that
-// are used elsewhere, and a scale applied after the bias ((s + b)·c would
-// scale the bias too).
+// Not raised: a normalisation that is not a softmax (no exp) and scores
+// that are used elsewhere. A scale applied after the bias ((s + b)·c, which
+// scales the bias too) is no `scale`: it goes into score_mod.
 #qmap = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
 #kmap = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
 #smap = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
@@ -336,6 +336,14 @@ func.func @raise_softmax_shaw(%q: tensor<1x1x5x4xf32>, %v: tensor<1x1x5x4xf32>, 
 #row = affine_map<(b, h, i, j) -> (b, h, i)>
 #bias3 = affine_map<(b, h, i, j) -> (h, i, j)>
 // CHECK-LABEL: func.func @no_raise
+// CHECK-SAME: (%[[Q:[^:]*]]: tensor<1x1x3x2xf32>, %[[B3:.*]]: tensor<1x3x3xf32>)
+// CHECK-NOT: rpe.attention
+// CHECK: linalg.softmax
+// CHECK-NOT: rpe.attention
+// CHECK: rpe.attention %[[Q]], %[[Q]], %[[Q]] bias(%[[B3]] : tensor<1x3x3xf32>) scale = 1.000000e+00
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK-NEXT: %[[M:.*]] = arith.mulf %[[S]], %{{.*}}
+// CHECK-NEXT: rpe.yield %[[M]]
 // CHECK-NOT: rpe.attention
 // CHECK: return
 func.func @no_raise(%q: tensor<1x1x3x2xf32>, %b3: tensor<1x3x3xf32>) -> (tensor<1x1x3x2xf32>, tensor<1x1x3x2xf32>, tensor<1x1x3x3xf32>, tensor<1x1x3x2xf32>) {
@@ -482,8 +490,8 @@ func.func @raise_gqa(%q: tensor<1x4x5x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tenso
 
 // (a) A zero "position bias" added to the scores as a constant (what
 // torch-mlir leaves of transformers' zero bias in T5's cross-attention) is
-// dropped. Another constant is not: it is no bias operand, so that
-// attention stays unfused.
+// dropped. Another constant is not: it is no bias operand but a function of
+// the score, applied in score_mod.
 #qmap = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
 #kmap = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
 #smap = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
@@ -497,8 +505,11 @@ func.func @raise_gqa(%q: tensor<1x4x5x8xf32>, %k: tensor<1x2x5x8xf32>, %v: tenso
 // CHECK-NEXT: %[[R:.*]] = rpe.attention %[[Q]], %[[K]], %[[V]] scale = 1.000000e+00 : tensor<1x1x4x8xf32>, tensor<1x1x3x8xf32>, tensor<1x1x3x2xf32> -> tensor<1x1x4x2xf32>{{$}}
 // CHECK-NEXT: scf.yield %[[R]]
 // CHECK: scf.execute_region
-// CHECK: linalg.softmax
-// CHECK-NOT: rpe.attention
+// CHECK-NEXT: %[[R1:.*]] = rpe.attention %[[Q]], %[[K]], %[[V]] scale = 1.000000e+00
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index, %{{.*}}: index):
+// CHECK-NEXT: %[[A:.*]] = arith.addf %[[S]], %{{.*}} : f32
+// CHECK-NEXT: rpe.yield %[[A]]
+// CHECK-NOT: linalg.softmax
 // CHECK: return
 func.func @zero_bias(%q: tensor<1x1x4x8xf32>, %k: tensor<1x1x3x8xf32>, %v: tensor<1x1x3x2xf32>) -> (tensor<1x1x4x2xf32>, tensor<1x1x4x2xf32>) {
   %zero = arith.constant 0.0 : f32
@@ -687,3 +698,109 @@ func.func @masked_fill_not_constant(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8x
   } -> tensor<1x2x4x3xf32>
   return %o : tensor<1x2x4x3xf32>
 }
+
+// -----
+
+// (a) Gemma 2's attention: the scaled scores soft-capped (c·tanh(s/c), c =
+// 50, three generics as torch-mlir exports them), then the additive mask:
+// the scalings next to q·kᵀ join the scale (0.25 / 50), the tanh, the
+// product by c and the mask (not next to the scores, so no bias operand)
+// go into score_mod in order.
+// CHECK-LABEL: func.func @raise_softcap
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x2x4x8xf32>, %[[K:.*]]: tensor<1x2x6x8xf32>, %[[V:.*]]: tensor<1x2x6x3xf32>, %[[M:.*]]: tensor<1x1x4x6xf32>)
+// CHECK-NOT: linalg.generic
+// CHECK: %[[R:.*]] = rpe.attention %[[Q]], %[[K]], %[[V]] scale = 5.000000e-03
+// CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %[[B:.*]]: index, %{{.*}}: index, %[[I:.*]]: index, %[[J:.*]]: index):
+// CHECK-NEXT: %[[T:.*]] = math.tanh %[[S]] : f32
+// CHECK-NEXT: %[[C:.*]] = arith.mulf %[[T]], %{{.*}} : f32
+// CHECK-NEXT: %[[E:.*]] = tensor.extract %[[M]][%[[B]], %{{.*}}, %[[I]], %[[J]]]
+// CHECK-NEXT: %[[A:.*]] = arith.addf %[[C]], %[[E]] : f32
+// CHECK-NEXT: rpe.yield %[[A]]
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+#qmap = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#kmap = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#smap = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#vmap = affine_map<(b, h, i, e, j) -> (b, h, j, e)>
+#pmap = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#omap = affine_map<(b, h, i, e, j) -> (b, h, i, e)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+#row = affine_map<(b, h, i, j) -> (b, h, i)>
+#mask4 = affine_map<(b, h, i, j) -> (b, 0, i, j)>
+func.func @raise_softcap(%q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x3xf32>, %mask: tensor<1x1x4x6xf32>) -> tensor<1x2x4x3xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %quarter = arith.constant 0.25 : f32
+  %e0 = tensor.empty() : tensor<1x2x4x6xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<1x2x4x6xf32>) -> tensor<1x2x4x6xf32>
+  %s = linalg.generic {indexing_maps = [#qmap, #kmap, #smap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>) outs(%z0 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x6xf32>
+  %e1 = tensor.empty() : tensor<1x2x4x6xf32>
+  %scaled = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%s : tensor<1x2x4x6xf32>) outs(%e1 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.mulf %a, %quarter : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4x6xf32>
+  %c50 = arith.constant 50.0 : f32
+  %e2 = tensor.empty() : tensor<1x2x4x6xf32>
+  %dv = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%scaled : tensor<1x2x4x6xf32>) outs(%e2 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %x = arith.divf %a, %c50 : f32
+    linalg.yield %x : f32
+  } -> tensor<1x2x4x6xf32>
+  %t = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%dv : tensor<1x2x4x6xf32>) outs(%e2 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %x = math.tanh %a : f32
+    linalg.yield %x : f32
+  } -> tensor<1x2x4x6xf32>
+  %capped = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%t : tensor<1x2x4x6xf32>) outs(%e2 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %x = arith.mulf %a, %c50 : f32
+    linalg.yield %x : f32
+  } -> tensor<1x2x4x6xf32>
+  %biased = linalg.generic {indexing_maps = [#id4, #mask4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%capped, %mask : tensor<1x2x4x6xf32>, tensor<1x1x4x6xf32>) outs(%e2 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %x = arith.addf %a, %b : f32
+    linalg.yield %x : f32
+  } -> tensor<1x2x4x6xf32>
+  %e3 = tensor.empty() : tensor<1x2x4xf32>
+  %f3 = linalg.fill ins(%ninf : f32) outs(%e3 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %max = linalg.generic {indexing_maps = [#id4, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%biased : tensor<1x2x4x6xf32>) outs(%f3 : tensor<1x2x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.maximumf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4xf32>
+  %e4 = tensor.empty() : tensor<1x2x4x6xf32>
+  %exp = linalg.generic {indexing_maps = [#id4, #row, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%biased, %max : tensor<1x2x4x6xf32>, tensor<1x2x4xf32>) outs(%e4 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %mx: f32, %o: f32):
+    %d = arith.subf %a, %mx : f32
+    %x = math.exp %d : f32
+    linalg.yield %x : f32
+  } -> tensor<1x2x4x6xf32>
+  %f5 = linalg.fill ins(%zero : f32) outs(%e3 : tensor<1x2x4xf32>) -> tensor<1x2x4xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #row], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%exp : tensor<1x2x4x6xf32>) outs(%f5 : tensor<1x2x4xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    %m = arith.addf %a, %o : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4xf32>
+  %e6 = tensor.empty() : tensor<1x2x4x6xf32>
+  %p = linalg.generic {indexing_maps = [#id4, #row, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} ins(%exp, %sum : tensor<1x2x4x6xf32>, tensor<1x2x4xf32>) outs(%e6 : tensor<1x2x4x6xf32>) {
+  ^bb0(%a: f32, %sm: f32, %o: f32):
+    %m = arith.divf %a, %sm : f32
+    linalg.yield %m : f32
+  } -> tensor<1x2x4x6xf32>
+  %e7 = tensor.empty() : tensor<1x2x4x3xf32>
+  %z7 = linalg.fill ins(%zero : f32) outs(%e7 : tensor<1x2x4x3xf32>) -> tensor<1x2x4x3xf32>
+  %o = linalg.generic {indexing_maps = [#pmap, #vmap, #omap], iterator_types = ["parallel", "parallel", "parallel", "parallel", "reduction"]} ins(%p, %v : tensor<1x2x4x6xf32>, tensor<1x2x6x3xf32>) outs(%z7 : tensor<1x2x4x3xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  } -> tensor<1x2x4x3xf32>
+  return %o : tensor<1x2x4x3xf32>
+}
+

@@ -5,12 +5,15 @@
 //
 //   s   = contraction(q[b,h,i,d], k[b,h,j,d])            (generic, zero init)
 //   s'  = s * c  |  s / c                                (optional, scalar c)
-//   s'' = s' + bias                                      (optional)
+//   s'' = s' + bias | masked fills | f(s')               (optional, any order)
 //   p   = linalg.softmax(s'', dim 3) | max/sub/exp/sum/div generics
 //   o   = contraction(p[b,h,i,j], v[b,h,j,e])            (generic, zero init)
 //   o'  = o + rpe.shaw_values(p, emb)                    (optional)
 //
-// becomes rpe.attention q, k, v [bias(...)] [rel_values(...) by ...] scale = c.
+// becomes rpe.attention q, k, v [bias(...)] [rel_values(...) by ...] scale = c
+// with the steps after the first bias (or all, when the first is not an
+// addition) in score_mod; f is any element-wise function of the score
+// alone (a softcap c·tanh(s/c)), its body cloned.
 // Every intermediate must be used only inside the pattern.
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +26,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -306,18 +310,49 @@ std::optional<std::pair<Value, double>> peelOperandScale(Value v,
                    isa<arith::MulFOp>(binop) ? *c : 1.0 / *c};
 }
 
-/// A term applied to the scores, read at (b,h,i,j) through `map`: added
-/// (`s + value`), or, when `fill` is set, a masked fill
-/// (`select(value, fill, s)`, or `select(value, s, fill)` when
-/// `fillWhenFalse`).
+/// A step applied to the scores between q·kᵀ and the softmax: a term read at
+/// (b,h,i,j) through `map`, added (`s + value`) or, when `fill` is set, a
+/// masked fill (`select(value, fill, s)`, or `select(value, s, fill)` when
+/// `fillWhenFalse`); or, when `function` is set, that element-wise generic
+/// of the scores alone (a scaling by `factor` when that is set, a softcap's
+/// tanh, ...).
 struct BiasTerm {
   Value value;
   AffineMap map;
   Value fill = {};
   bool fillWhenFalse = false;
+  linalg::GenericOp function = {};
+  std::optional<double> factor = std::nullopt;
 
   bool isMaskedFill() const { return static_cast<bool>(fill); }
+  bool isFunction() const { return static_cast<bool>(function); }
 };
+
+/// A generic computing each score from that score alone (and constants):
+/// one 4-D input and init read and written at (b,h,i,j), all loops
+/// parallel, a body of arith and math ops without side effects on f32.
+bool isScoreFunction(linalg::GenericOp op) {
+  if (op.getNumDpsInputs() != 1 || op.getNumDpsInits() != 1 ||
+      !llvm::all_of(op.getIndexingMapsArray(), isIdentity4) ||
+      !llvm::all_of(op.getIteratorTypesArray(),
+                    [](IteratorType t) { return t == IteratorType::parallel; }))
+    return false;
+  Block &body = op.getRegion().front();
+  if (!body.getArgument(0).getType().isF32() ||
+      !getElementTypeOrSelf(op.getResult(0).getType()).isF32() ||
+      !body.getArgument(1).use_empty())
+    return false;
+  for (Operation &inner : body.without_terminator()) {
+    if (!isa<arith::ArithDialect, math::MathDialect>(inner.getDialect()) ||
+        inner.getNumRegions() != 0 || !isMemoryEffectFree(&inner))
+      return false;
+    for (Value operand : inner.getOperands())
+      if (operand.getParentRegion() != &op.getRegion() &&
+          !matchPattern(operand, m_Constant()))
+        return false;
+  }
+  return true;
+}
 
 /// How a bias tensor may be read in the (b,h,i,j) nest: H×Lq×Lk through
 /// (d1,d2,d3), or B×H×Lq×Lk through (d0,d1,d2,d3) where any dim of static
@@ -344,18 +379,19 @@ bool isBiasMap(AffineMap map, Type type) {
 }
 
 /// Peels the steps between q·kᵀ and the softmax, from the softmax side:
-/// bias additions (s + b) and scalings (s * c, s / c, c constant) below
-/// them. Updates `scale` and `biases`; returns the value under the steps.
+/// bias additions (s + b), masked fills, and element-wise functions of the
+/// score alone (scalings s * c, s / c with c constant among them). The
+/// scalings next to q·kᵀ become `scale`; the other steps go into `biases`
+/// (closest to the softmax first). Returns the value under the steps.
 Value peelScoreSteps(Value s, double &scale,
                      SmallVectorImpl<BiasTerm> &biases) {
-  bool sawScale = false;
   // The softmax input's uses are checked by the caller; every value below
   // it must feed only the next step.
   for (bool first = true;; first = false) {
     auto op = s.getDefiningOp<linalg::GenericOp>();
     if (!op || op.getNumDpsInits() != 1 || op.getNumLoops() != 4 ||
         (!first && !s.hasOneUse()))
-      return s;
+      break;
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     Block &body = op.getRegion().front();
     // s * c or s / c (c maybe rounded to f32 in the body: torch-mlir keeps
@@ -375,9 +411,10 @@ Value peelScoreSteps(Value s, double &scale,
                                                                           : 2;
       if (body.getOperations().size() == expected && binop &&
           isa<arith::MulFOp, arith::DivFOp>(binop) &&
-          binop->getOperand(0) == body.getArgument(0) && hasCst) {
-        scale *= isa<arith::MulFOp>(binop) ? c : 1.0 / c;
-        sawScale = true;
+          binop->getOperand(0) == body.getArgument(0) && hasCst &&
+          isScoreFunction(op)) {
+        biases.push_back({.function = op,
+                          .factor = isa<arith::MulFOp>(binop) ? c : 1.0 / c});
         s = op.getDpsInputs()[0];
         continue;
       }
@@ -391,11 +428,17 @@ Value peelScoreSteps(Value s, double &scale,
         s = op.getDpsInputs()[0];
         continue;
       }
-      return s;
+      // Any other function of the score (Gemma 2's softcap c·tanh(s/c)).
+      if (isScoreFunction(op)) {
+        biases.push_back({.function = op});
+        s = op.getDpsInputs()[0];
+        continue;
+      }
+      break;
     }
     // select(mask, c, s) or select(mask, s, c) with a scalar constant c (a
-    // masked fill, as masked_fill exports), outside every scale.
-    if (op.getNumDpsInputs() == 2 && !sawScale) {
+    // masked fill, as masked_fill exports).
+    if (op.getNumDpsInputs() == 2) {
       auto select = singleBodyOp<arith::SelectOp>(op);
       Value x = op.getDpsInputs()[1], mask = op.getDpsInputs()[0];
       if (select && select.getCondition() == body.getArgument(0) &&
@@ -406,21 +449,20 @@ Value peelScoreSteps(Value s, double &scale,
         Value fill = whenFalse ? select.getFalseValue() : select.getTrueValue();
         Value kept = whenFalse ? select.getTrueValue() : select.getFalseValue();
         if (kept != body.getArgument(1) || !scalarConstant(fill))
-          return s;
+          break;
         biases.push_back({mask, maps[0], fill, whenFalse});
         s = x;
         continue;
       }
     }
-    // s + bias, only outside every scale: (s + b)·c would scale the bias.
-    // Either operand may be the scores (identity map, 4-D).
-    if (op.getNumDpsInputs() == 2 && !sawScale) {
+    // s + bias. Either operand may be the scores (identity map, 4-D).
+    if (op.getNumDpsInputs() == 2) {
       auto add = singleBodyOp<arith::AddFOp>(op);
       if (!add || !((add.getLhs() == body.getArgument(0) &&
                      add.getRhs() == body.getArgument(1)) ||
                     (add.getLhs() == body.getArgument(1) &&
                      add.getRhs() == body.getArgument(0))))
-        return s;
+        break;
       for (unsigned scores : {0u, 1u}) {
         Value b = op.getDpsInputs()[1 - scores];
         Value x = op.getDpsInputs()[scores];
@@ -433,11 +475,18 @@ Value peelScoreSteps(Value s, double &scale,
         break;
       }
       if (s == op.getResult(0))
-        return s;
+        break;
       continue;
     }
-    return s;
+    break;
   }
+  // The scalings next to q·kᵀ are the attention's scale; the rest of the
+  // steps, scalings above a bias or a function among them, stay in order.
+  while (!biases.empty() && biases.back().factor) {
+    scale *= *biases.back().factor;
+    biases.pop_back();
+  }
+  return s;
 }
 
 struct AttentionParts {
@@ -504,6 +553,8 @@ FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
   // masked fill are i1, filled with an f32 constant.
   for (size_t t = 0; t < parts.biases.size(); ++t) {
     const BiasTerm &term = parts.biases[t];
+    if (term.isFunction())
+      continue;
     Type element = getElementTypeOrSelf(term.value.getType());
     if (term.isMaskedFill()
             ? !element.isInteger(1) || !term.fill.getType().isF32()
@@ -580,7 +631,8 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
   // applied in score_mod, in the front end's order.
   ArrayRef<BiasTerm> modTerms = parts.biases;
   Value bias;
-  if (!modTerms.empty() && !modTerms.back().isMaskedFill()) {
+  if (!modTerms.empty() && !modTerms.back().isMaskedFill() &&
+      !modTerms.back().isFunction()) {
     bias = modTerms.back().value;
     modTerms = modTerms.drop_back();
   }
@@ -609,6 +661,23 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
   Value score = block->getArgument(0);
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
   for (const BiasTerm &term : llvm::reverse(modTerms)) {
+    if (term.isFunction()) {
+      // The generic's body on the score, its constants cloned in.
+      linalg::GenericOp function = term.function;
+      Block &body = function.getRegion().front();
+      IRMapping mapping;
+      mapping.map(body.getArgument(0), score);
+      for (Operation &inner : body.without_terminator()) {
+        for (Value operand : inner.getOperands())
+          if (!mapping.contains(operand) &&
+              operand.getParentRegion() != &function.getRegion())
+            mapping.map(operand,
+                        rewriter.clone(*operand.getDefiningOp())->getResult(0));
+        rewriter.clone(inner, mapping);
+      }
+      score = mapping.lookup(body.getTerminator()->getOperand(0));
+      continue;
+    }
     SmallVector<Value> indices;
     for (AffineExpr e : term.map.getResults())
       indices.push_back(

@@ -258,8 +258,10 @@ def RPEFuseAttentionPass : Pass<"rpe-fuse-attention"> {
     relative_position_index read as what they are; the bucket may be any
     index of the gather (DeBERTa's projections at [b·h, i, bucket]). (a)
     also takes a masked fill `select(mask, c, s)` / `select(mask, s, c)`
-    (c constant) into score_mod, exactly, and a constant factor of q or k
-    into `scale`. (f) transformers' RoPE, `x·cos(emb) +
+    (c constant) and any element-wise function of the score alone (arith
+    and math ops on it and constants: Gemma 2's soft-cap c·tanh(s/c)) into
+    score_mod, exactly and in the front end's order, and a constant factor
+    of q or k into `scale`. (f) transformers' RoPE, `x·cos(emb) +
     rotate_half(x)·sin(emb)` with emb = cat(p·inv_freq, p·inv_freq) and a
     constant inv_freq equal to θ^(-2t/D) (to two ulps) for one θ, becomes
     `rpe.rotary %x, %positions {theta = θ}`; an inv_freq that is those

@@ -1,0 +1,222 @@
+"""Element-wise functions of the scores between q·kᵀ and the softmax (Gemma
+2's soft-cap c·tanh(s/c), clamps, ...), written unfused in linalg as
+torch-mlir exports attention: rpe-fuse-attention raises them to
+rpe.attention with the function in score_mod (no Lq×Lk generic is left),
+and the model compiled fused, through the reference path and through the
+emulated NVPTX kernels matches NumPy in float64. The lengths are not
+multiples of any tile."""
+
+import math
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+import rpe
+from rpe import _tools
+
+from test_score_producers import FINFO_MIN, arange
+
+H, D = 2, 16
+SCALE = 0.25
+
+# name: (generic bodies from %a to %x, one generic each, NumPy function).
+FUNCTIONS = {
+    "softcap": (["%x = arith.divf %a, %cap : f32",
+                 "%x = math.tanh %a : f32",
+                 "%x = arith.mulf %a, %cap : f32"],
+                lambda s: 2.0 * np.tanh(s / 2.0)),
+    "clamp": (["%l = arith.maximumf %a, %lo : f32\n"
+               "    %x = arith.minimumf %l, %hi : f32"],
+              lambda s: np.minimum(np.maximum(s, -0.5), 0.75)),
+    "square": (["%x = arith.mulf %a, %a : f32"], lambda s: s * s),
+    "leaky": (["%p = arith.cmpf ogt, %a, %zero : f32\n"
+               "    %n = arith.mulf %a, %quarter : f32\n"
+               "    %x = arith.select %p, %a, %n : f32"],
+              lambda s: np.where(s > 0, s, 0.25 * s)),
+    "erf": (["%x = math.erf %a : f32"], np.vectorize(math.erf)),
+    "trunc": (["%i = arith.fptosi %a : f32 to i32\n"
+               "    %x = arith.sitofp %i : i32 to f32"], np.trunc),
+    "abs_exp": (["%x = math.absf %a : f32", "%x = math.exp %a : f32"],
+                lambda s: np.exp(np.abs(s))),
+}
+
+
+def causal_mask(scores, lq, lk):
+    """transformers' additive causal mask (0 where j <= i, finfo.min
+    elsewhere, from two aranges) added to `scores`; the result is %masked."""
+    sh = f"1x{H}x{lq}x{lk}xf32"
+    return f"""{arange("aq", lq)}{arange("ak", lk)}  %r4 = tensor.expand_shape %aq [[0, 1, 2, 3]] output_shape [1, 1, {lq}, 1]
+      : tensor<{lq}xi64> into tensor<1x1x{lq}x1xi64>
+  %c4 = tensor.expand_shape %ak [[0, 1, 2, 3]] output_shape [1, 1, 1, {lk}]
+      : tensor<{lk}xi64> into tensor<1x1x1x{lk}xi64>
+  %em = tensor.empty() : tensor<1x1x{lq}x{lk}xf32>
+  %min = arith.constant {FINFO_MIN:.9e} : f32
+  %mask = linalg.generic {{indexing_maps = [
+        affine_map<(d0, d1, d2, d3) -> (0, 0, 0, d3)>,
+        affine_map<(d0, d1, d2, d3) -> (0, 0, d2, 0)>, #id4],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%c4, %r4 : tensor<1x1x1x{lk}xi64>, tensor<1x1x{lq}x1xi64>)
+      outs(%em : tensor<1x1x{lq}x{lk}xf32>) {{
+  ^bb0(%j: i64, %i: i64, %o: f32):
+    %keep = arith.cmpi sle, %j, %i : i64
+    %m = arith.select %keep, %zero, %min : f32
+    linalg.yield %m : f32
+  }} -> tensor<1x1x{lq}x{lk}xf32>
+  %masked = linalg.generic {{indexing_maps = [#id4,
+        affine_map<(b, h, i, j) -> (0, 0, i, j)>, #id4],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins({scores}, %mask : tensor<{sh}>, tensor<1x1x{lq}x{lk}xf32>)
+      outs(%es : tensor<{sh}>) {{
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %x = arith.addf %a, %b : f32
+    linalg.yield %x : f32
+  }} -> tensor<{sh}>
+"""
+
+
+def module(lq, lk, bodies, causal=False):
+    """@f(q, k, v): softmax(f(q·kᵀ·SCALE) [+ causal mask])·v, f the `bodies`
+    in order."""
+    sh = f"1x{H}x{lq}x{lk}xf32"
+    steps, last = [], "%scaled"
+    for n, body in enumerate(bodies):
+        steps.append(f"""  %f{n} = linalg.generic {{indexing_maps = [#id4, #id4],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins({last} : tensor<{sh}>) outs(%es : tensor<{sh}>) {{
+  ^bb0(%a: f32, %o: f32):
+    {body}
+    linalg.yield %x : f32
+  }} -> tensor<{sh}>
+""")
+        last = f"%f{n}"
+    if causal:
+        steps.append(causal_mask(last, lq, lk))
+        last = "%masked"
+    steps = "".join(steps)
+    return f"""
+#qmap = affine_map<(b, h, i, j, d) -> (b, h, i, d)>
+#kmap = affine_map<(b, h, i, j, d) -> (b, h, j, d)>
+#smap = affine_map<(b, h, i, j, d) -> (b, h, i, j)>
+#vmap = affine_map<(b, h, i, e, j) -> (b, h, j, e)>
+#pmap = affine_map<(b, h, i, e, j) -> (b, h, i, j)>
+#omap = affine_map<(b, h, i, e, j) -> (b, h, i, e)>
+#id4 = affine_map<(b, h, i, j) -> (b, h, i, j)>
+func.func @f(%q: tensor<1x{H}x{lq}x{D}xf32>, %k: tensor<1x{H}x{lk}x{D}xf32>,
+             %v: tensor<1x{H}x{lk}x{D}xf32>) -> tensor<1x{H}x{lq}x{D}xf32> {{
+  %zero = arith.constant 0.0 : f32
+  %scale = arith.constant {SCALE} : f32
+  %cap = arith.constant 2.0 : f32
+  %lo = arith.constant -0.5 : f32
+  %hi = arith.constant 0.75 : f32
+  %quarter = arith.constant 0.25 : f32
+  %es = tensor.empty() : tensor<{sh}>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<{sh}>) -> tensor<{sh}>
+  %s = linalg.generic {{indexing_maps = [#qmap, #kmap, #smap],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                        "reduction"]}}
+      ins(%q, %k : tensor<1x{H}x{lq}x{D}xf32>, tensor<1x{H}x{lk}x{D}xf32>)
+      outs(%zs : tensor<{sh}>) {{
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }} -> tensor<{sh}>
+  %scaled = linalg.generic {{indexing_maps = [#id4, #id4],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel"]}}
+      ins(%s : tensor<{sh}>) outs(%es : tensor<{sh}>) {{
+  ^bb0(%a: f32, %o: f32):
+    %x = arith.mulf %a, %scale : f32
+    linalg.yield %x : f32
+  }} -> tensor<{sh}>
+{steps}  %p = linalg.softmax dimension(3) ins({last} : tensor<{sh}>)
+      outs(%es : tensor<{sh}>) -> tensor<{sh}>
+  %eo = tensor.empty() : tensor<1x{H}x{lq}x{D}xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<1x{H}x{lq}x{D}xf32>)
+      -> tensor<1x{H}x{lq}x{D}xf32>
+  %o = linalg.generic {{indexing_maps = [#pmap, #vmap, #omap],
+      iterator_types = ["parallel", "parallel", "parallel", "parallel",
+                        "reduction"]}}
+      ins(%p, %v : tensor<{sh}>, tensor<1x{H}x{lk}x{D}xf32>)
+      outs(%zo : tensor<1x{H}x{lq}x{D}xf32>) {{
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %r = arith.addf %acc, %m : f32
+    linalg.yield %r : f32
+  }} -> tensor<1x{H}x{lq}x{D}xf32>
+  return %o : tensor<1x{H}x{lq}x{D}xf32>
+}}
+"""
+
+
+def fused_ir(text):
+    """rpe-fuse-attention's output (without the sanitizer runtime a
+    sanitized test run preloads into Python: the tool links its own)."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    return subprocess.run([_tools.tool_path("rpe-opt"), "-",
+                           "-rpe-fuse-attention"], input=text,
+                          capture_output=True, text=True, check=True,
+                          env=env).stdout
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_score_function_raised(name):
+    ir = fused_ir(module(37, 53, FUNCTIONS[name][0]))
+    assert ir.count("rpe.attention") == 1, ir
+    assert "linalg.softmax" not in ir and "linalg.generic" not in ir, ir
+
+
+@pytest.mark.parametrize("target", ["fused", "reference", "nvptx-emulated"])
+@pytest.mark.parametrize("lq,lk", [(37, 53), (1, 70)])
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_score_function(name, lq, lk, target):
+    bodies, function = FUNCTIONS[name]
+    rng = np.random.default_rng(lq * 100 + lk)
+    q, k, v = (rng.standard_normal((1, H, n, D)).astype(np.float32)
+               for n in (lq, lk, lk))
+    text = module(lq, lk, bodies)
+    if target == "nvptx-emulated":
+        mod = rpe.compile(text, target=target)
+    else:
+        mod = rpe.compile(text, reference=target == "reference")
+    got = mod.f(q, k, v)
+    s = np.einsum("bhid,bhjd->bhij", q.astype(np.float64), k) * SCALE
+    if name == "trunc":
+        # The f32 scores' truncation: a score within float32 rounding of an
+        # integer may truncate either way in float64, so use rpe's rounding
+        # of q·kᵀ (float32) for the reference's truncation.
+        s = (np.einsum("bhid,bhjd->bhij", q, k) * np.float32(SCALE))
+        s = s.astype(np.float64)
+    s = function(s)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    want = np.einsum("bhij,bhjd->bhid", p, v)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
+
+
+@pytest.mark.parametrize("target", ["fused", "reference", "nvptx-emulated"])
+def test_softcap_causal(target):
+    """Gemma 2's attention: soft-capped scores, then transformers' additive
+    causal mask from aranges: raised with the mask recognised as `causal`
+    (nothing Lq×Lk left, score_mod only the soft-cap), against NumPy."""
+    lq = lk = 45
+    bodies, function = FUNCTIONS["softcap"]
+    text = module(lq, lk, bodies, causal=True)
+    ir = fused_ir(text)
+    assert ir.count("rpe.attention") == 1 and " causal " in ir, ir
+    assert f"{lq}x{lk}x" not in ir and "math.tanh" in ir, ir
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.standard_normal((1, H, lq, D)).astype(np.float32)
+               for _ in range(3))
+    if target == "nvptx-emulated":
+        mod = rpe.compile(text, target=target)
+    else:
+        mod = rpe.compile(text, reference=target == "reference")
+    got = mod.f(q, k, v)
+    s = function(np.einsum("bhid,bhjd->bhij", q.astype(np.float64), k) * SCALE)
+    s = np.where(np.tril(np.ones((lq, lk), bool)), s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    want = np.einsum("bhij,bhjd->bhid", p, v)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
