@@ -413,8 +413,10 @@ Value peelScoreSteps(Value s, double &scale,
           isa<arith::MulFOp, arith::DivFOp>(binop) &&
           binop->getOperand(0) == body.getArgument(0) && hasCst &&
           isScoreFunction(op)) {
-        biases.push_back({.function = op,
-                          .factor = isa<arith::MulFOp>(binop) ? c : 1.0 / c});
+        BiasTerm step;
+        step.function = op;
+        step.factor = isa<arith::MulFOp>(binop) ? c : 1.0 / c;
+        biases.push_back(step);
         s = op.getDpsInputs()[0];
         continue;
       }
@@ -430,7 +432,9 @@ Value peelScoreSteps(Value s, double &scale,
       }
       // Any other function of the score (Gemma 2's softcap c·tanh(s/c)).
       if (isScoreFunction(op)) {
-        biases.push_back({.function = op});
+        BiasTerm step;
+        step.function = op;
+        biases.push_back(step);
         s = op.getDpsInputs()[0];
         continue;
       }
