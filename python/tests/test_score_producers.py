@@ -6,10 +6,15 @@ kernel's padded diagonal entries are computed too: there a gather of a
 (Lq + Lk - 1)-row table, with torch-mlir's bounds checks, would fail if
 the padding read past the last diagonal."""
 
+import os
+import re
+import subprocess
+
 import numpy as np
 import pytest
 
 import rpe
+from rpe import _tools
 
 H, D = 2, 8
 FINFO_MIN = float(np.finfo(np.float32).min)
@@ -230,6 +235,97 @@ def scaled_frequencies(theta, dim, scaling):
     mixed = (1 - smooth) * omega / factor + smooth * omega
     return np.where(wavelen > original / low, omega / factor,
                     np.where(wavelen < original / high, omega, mixed))
+
+
+def llama3_inv_freq_f32(theta, dim, factor, low, high, original):
+    """transformers' llama3 inv_freq, computed in float32 as torch does."""
+    f32 = np.float32
+    exponent = np.arange(0, dim, 2).astype(f32) / f32(dim)
+    inv = (f32(1.0) / np.power(f32(theta), exponent)).astype(f32)
+    wavelen = (f32(2 * np.pi) / inv).astype(f32)
+    scaled = np.where(wavelen > original / low, inv / f32(factor), inv)
+    smooth = (f32(original) / wavelen - f32(low)) / f32(high - low)
+    smoothed = (f32(1) - smooth) * scaled / f32(factor) + smooth * scaled
+    medium = ~(wavelen < original / high) & ~(wavelen > original / low)
+    return np.where(medium, smoothed, scaled).astype(f32)
+
+
+def rope_ir(name, inv):
+    """The lit test's @rope_theta_1e4 with inv_freq `inv` (D = 2·len)."""
+    half, dim = len(inv), 2 * len(inv)
+    text = rope_chunk("rope_theta_1e4").replace("@rope_theta_1e4", "@" + name)
+    start = text.index("%inv = arith.constant dense<[")
+    end = text.index("\n", start)
+    text = (text[:start] + "%%inv = arith.constant dense<[%s]> : tensor<4xf32>"
+            % ", ".join("%.9e" % v for v in inv) + text[end:])
+    for old, new in [("x8xf32", "x@D@xf32"), ("1x6x4xf32", "1x6x@H@xf32"),
+                     ("1x2x6x4xf32", "1x2x6x@H@xf32"),
+                     ("tensor<4xf32>", "tensor<@H@xf32>"),
+                     ("[1, 2, 6, 4]", "[1, 2, 6, @H@]"),
+                     ("[0, 0, 0, 4]", "[0, 0, 0, @H@]"),
+                     ("output_shape [1, 1, 6, 8]", "output_shape [1, 1, 6, @D@]")]:
+        text = text.replace(old, new)
+    return text.replace("@D@", str(dim)).replace("@H@", str(half))
+
+
+@pytest.mark.parametrize("theta", [1e4, 5e5, 1e6])
+@pytest.mark.parametrize("dim", [32, 64, 128])
+@pytest.mark.parametrize("factor,low,high,original", [
+    (8.0, 1.0, 4.0, 8192), (32.0, 1.0, 4.0, 8192), (4.0, 1.0, 8.0, 2048),
+    (16.0, 1.0, 4.0, 4096), (2.0, 2.0, 16.0, 4096)])
+def test_front_end_rope_llama3_configs(theta, dim, factor, low, high,
+                                       original):
+    """llama3 inv_freq from many configurations (transformers' f32
+    arithmetic): raised every time, with parameters whose frequencies
+    (transformers' formula in float64 on the printed attribute) are the
+    configuration's within 4 units of 2^-23 at every t, factor and θ
+    exact."""
+    inv = llama3_inv_freq_f32(theta, dim, factor, low, high, original)
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    out = subprocess.run([_tools.tool_path("rpe-opt"), "-",
+                          "-rpe-fuse-attention"], input=rope_ir("f", inv),
+                         capture_output=True, text=True, check=True,
+                         env=env).stdout
+    match = re.search(r"rpe\.rotary [^{:]*(\{[^}]*\})?", out)
+    assert match and "math.cos" not in out, out
+    attrs = match.group(1) or ""
+    got_theta = re.search(r"theta = ([-+.e0-9]+)", attrs)
+    got_theta = float(got_theta.group(1)) if got_theta else 1e4
+    assert got_theta == theta
+    want = scaled_frequencies(theta, dim, ("llama3", factor, low, high,
+                                           original))
+    params = re.search(r"rope_llama3<factor = ([^,]+), low_freq_factor = "
+                       r"([^,]+), high_freq_factor = ([^,]+), "
+                       r"original_max_position = (\d+)>", attrs)
+    if params is None:  # Nothing scaled at this length: no scaling needed.
+        assert np.array_equal(want, theta ** -(np.arange(0, dim, 2) / dim))
+        return
+    got = [float(x) for x in params.groups()]
+    assert got[0] == factor
+    np.testing.assert_allclose(
+        scaled_frequencies(theta, dim, ("llama3", *got)), want,
+        rtol=4 * 2.0 ** -23, atol=0)
+
+
+@pytest.mark.parametrize("theta", [1e4, 5e5, 1e6])
+@pytest.mark.parametrize("dim", [32, 128])
+@pytest.mark.parametrize("factor", [1.5, 2.0, 3.0, 8.0, 40.0])
+def test_front_end_rope_linear_configs(theta, dim, factor):
+    """transformers' linear inv_freq (f32: default inv_freq / factor):
+    raised with that factor and θ, exactly."""
+    f32 = np.float32
+    exponent = np.arange(0, dim, 2).astype(f32) / f32(dim)
+    inv = (f32(1.0) / np.power(f32(theta), exponent)).astype(f32) / f32(factor)
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    out = subprocess.run([_tools.tool_path("rpe-opt"), "-",
+                          "-rpe-fuse-attention"], input=rope_ir("f", inv),
+                         capture_output=True, text=True, check=True,
+                         env=env).stdout
+    match = re.search(r"rope_linear<factor = ([^>]+)>(, theta = ([^ ]+) : f64)?",
+                      out)
+    assert match and "math.cos" not in out, out
+    assert float(match.group(1)) == factor
+    assert float(match.group(3) or 1e4) == theta
 
 
 @pytest.mark.parametrize("name,theta,scaling", [
