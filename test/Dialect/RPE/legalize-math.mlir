@@ -64,3 +64,25 @@ func.func @user(%x: f64) -> f64 {
   %0 = math.cbrt %x : f64
   return %0 : f64
 }
+
+// -----
+
+// math.fpowi on vectors (a vectorized score_mod's s^n): LLVM's powi takes a
+// scalar exponent, so upstream's expansion: multiplications for a constant
+// exponent (x^3 = x·x·x), sitofp and powf for a variable one. Scalar fpowi
+// keeps its intrinsic.
+// CHECK-LABEL: func.func @fpowi
+// CHECK-SAME: (%[[V:.*]]: vector<16xf32>, %[[N:.*]]: vector<16xi32>, %[[S:.*]]: f32, %[[M:.*]]: i32)
+// CHECK: %[[SQ:.*]] = arith.mulf %[[V]], %[[V]] : vector<16xf32>
+// CHECK: %[[CUBE:.*]] = arith.mulf %[[SQ]], %[[V]] : vector<16xf32>
+// CHECK: %[[F:.*]] = arith.sitofp %[[N]] : vector<16xi32> to vector<16xf32>
+// CHECK: %[[P:.*]] = math.powf %[[V]], %[[F]] : vector<16xf32>
+// CHECK: %[[SC:.*]] = math.fpowi %[[S]], %[[M]] : f32, i32
+// CHECK: return %[[CUBE]], %[[P]], %[[SC]]
+func.func @fpowi(%v: vector<16xf32>, %n: vector<16xi32>, %s: f32, %m: i32) -> (vector<16xf32>, vector<16xf32>, f32) {
+  %c3 = arith.constant dense<3> : vector<16xi32>
+  %cube = math.fpowi %v, %c3 : vector<16xf32>, vector<16xi32>
+  %p = math.fpowi %v, %n : vector<16xf32>, vector<16xi32>
+  %sc = math.fpowi %s, %m : f32, i32
+  return %cube, %p, %sc : vector<16xf32>, vector<16xf32>, f32
+}

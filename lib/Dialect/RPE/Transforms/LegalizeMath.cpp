@@ -4,6 +4,7 @@
 // emit (exact GELU is `math.erf`). This pass rewrites them into ops that do
 // lower: f32 erf/erfc into upstream's vectorizable polynomial
 // approximations, isinf/isnormal into comparisons, clampf into max/min, and
+// fpowi on vectors into multiplications (constant exponent) or powf, and
 // the rest (erf/erfc of other types, asinh, acosh, atanh, cbrt) into libm
 // calls through upstream's MathToLibm patterns, restricted to these ops so
 // that everything MathToLLVM handles keeps its LLVM intrinsic.
@@ -102,6 +103,30 @@ struct RPELegalizeMathPass
     rpe::populateRPELegalizeMathPatterns(expand);
     if (failed(applyPatternsGreedily(getOperation(), std::move(expand))))
       return signalPassFailure();
+
+    // math.fpowi on vectors (s^n in a vectorized score_mod): LLVM's powi
+    // intrinsic takes a scalar exponent only, so convert-math-to-llvm would
+    // emit an invalid one. Upstream's expansion, on these ops only:
+    // multiplications for a constant exponent, else sitofp and powf.
+    // Scalar fpowi keeps its intrinsic.
+    SmallVector<Operation *> vectorPowi;
+    getOperation().walk([&](math::FPowIOp op) {
+      if (isa<VectorType>(op.getType()))
+        vectorPowi.push_back(op);
+    });
+    if (!vectorPowi.empty()) {
+      RewritePatternSet powi(ctx);
+      math::populateExpansionPatterns(powi, {"fpowi"});
+      (void)applyOpPatternsGreedily(vectorPowi, std::move(powi));
+      WalkResult left = getOperation().walk([&](math::FPowIOp op) {
+        if (!isa<VectorType>(op.getType()))
+          return WalkResult::advance();
+        op.emitError() << "cannot expand 'math.fpowi' on vectors";
+        return WalkResult::interrupt();
+      });
+      if (left.wasInterrupted())
+        return signalPassFailure();
+    }
 
     // What is left goes to libm (only these ops: the others keep their
     // LLVM lowering). A function of the module named like the libm function

@@ -145,6 +145,9 @@ def RPELegalizeMathPass : Pass<"rpe-legalize-math", "::mlir::ModuleOp"> {
       Python's double-precision `math` over [-6, 6]: erf within 2.2e-7
       absolute, erfc within 1e-6 relative where erfc > 1e-30
       (python/tests/test_math_lowering.py).
+    - `math.fpowi` on vectors (LLVM's powi takes a scalar exponent):
+      upstream's expansion, multiplications for a constant exponent, else
+      `sitofp` and `math.powf`; scalar `fpowi` keeps its intrinsic.
     - `math.isinf`, `math.isnormal`: comparisons of |x|;
       `math.clampf`: max then min (upstream's expansion in MLIR 22 swaps
       them).
