@@ -40,6 +40,20 @@ FUNCTIONS = {
                "    %x = arith.sitofp %i : i32 to f32"], np.trunc),
     # fpowi in a vectorized score_mod: LLVM's powi has no vector exponent.
     "cube": (["%x = math.fpowi %a, %three : f32, i32"], lambda s: s ** 3),
+    "floor": (["%x = math.floor %a : f32"], np.floor),
+    "pow_abs": (["%y = math.absf %a : f32\n"
+                 "    %x = math.powf %y, %hi : f32"],
+                lambda s: np.abs(s) ** 0.75),
+    "sigmoid": (["%n = arith.negf %a : f32\n"
+                 "    %e = math.exp %n : f32\n"
+                 "    %d = arith.addf %e, %one : f32\n"
+                 "    %x = arith.divf %one, %d : f32"],
+                lambda s: 1.0 / (1.0 + np.exp(-s))),
+    # |s| through its bits: the sign bit cleared.
+    "bits_abs": (["%i = arith.bitcast %a : f32 to i32\n"
+                  "    %j = arith.andi %i, %magnitude : i32\n"
+                  "    %x = arith.bitcast %j : i32 to f32"], np.abs),
+    "atan": (["%x = math.atan %a : f32"], np.arctan),
     "abs_exp": (["%x = math.absf %a : f32", "%x = math.exp %a : f32"],
                 lambda s: np.exp(np.abs(s))),
 }
@@ -114,6 +128,8 @@ func.func @f(%q: tensor<1x{H}x{lq}x{D}xf32>, %k: tensor<1x{H}x{lk}x{D}xf32>,
   %hi = arith.constant 0.75 : f32
   %quarter = arith.constant 0.25 : f32
   %three = arith.constant 3 : i32
+  %one = arith.constant 1.0 : f32
+  %magnitude = arith.constant 2147483647 : i32
   %es = tensor.empty() : tensor<{sh}>
   %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<{sh}>) -> tensor<{sh}>
   %s = linalg.generic {{indexing_maps = [#qmap, #kmap, #smap],

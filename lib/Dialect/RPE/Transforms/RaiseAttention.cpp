@@ -316,7 +316,7 @@ std::optional<std::pair<Value, double>> peelOperandScale(Value v,
 /// `fillWhenFalse`); or, when `function` is set, that element-wise generic
 /// of the scores alone (a scaling by `factor` when that is set, a softcap's
 /// tanh, ...).
-struct BiasTerm {
+struct ScoreStep {
   Value value;
   AffineMap map;
   Value fill = {};
@@ -381,10 +381,10 @@ bool isBiasMap(AffineMap map, Type type) {
 /// Peels the steps between q·kᵀ and the softmax, from the softmax side:
 /// bias additions (s + b), masked fills, and element-wise functions of the
 /// score alone (scalings s * c, s / c with c constant among them). The
-/// scalings next to q·kᵀ become `scale`; the other steps go into `biases`
+/// scalings next to q·kᵀ become `scale`; the other steps go into `steps`
 /// (closest to the softmax first). Returns the value under the steps.
 Value peelScoreSteps(Value s, double &scale,
-                     SmallVectorImpl<BiasTerm> &biases) {
+                     SmallVectorImpl<ScoreStep> &steps) {
   // The softmax input's uses are checked by the caller; every value below
   // it must feed only the next step.
   for (bool first = true;; first = false) {
@@ -413,10 +413,10 @@ Value peelScoreSteps(Value s, double &scale,
           isa<arith::MulFOp, arith::DivFOp>(binop) &&
           binop->getOperand(0) == body.getArgument(0) && hasCst &&
           isScoreFunction(op)) {
-        BiasTerm step;
+        ScoreStep step;
         step.function = op;
         step.factor = isa<arith::MulFOp>(binop) ? c : 1.0 / c;
-        biases.push_back(step);
+        steps.push_back(step);
         s = op.getDpsInputs()[0];
         continue;
       }
@@ -432,9 +432,9 @@ Value peelScoreSteps(Value s, double &scale,
       }
       // Any other function of the score (Gemma 2's softcap c·tanh(s/c)).
       if (isScoreFunction(op)) {
-        BiasTerm step;
+        ScoreStep step;
         step.function = op;
-        biases.push_back(step);
+        steps.push_back(step);
         s = op.getDpsInputs()[0];
         continue;
       }
@@ -454,7 +454,7 @@ Value peelScoreSteps(Value s, double &scale,
         Value kept = whenFalse ? select.getTrueValue() : select.getFalseValue();
         if (kept != body.getArgument(1) || !scalarConstant(fill))
           break;
-        biases.push_back({mask, maps[0], fill, whenFalse});
+        steps.push_back({mask, maps[0], fill, whenFalse});
         s = x;
         continue;
       }
@@ -474,7 +474,7 @@ Value peelScoreSteps(Value s, double &scale,
             cast<RankedTensorType>(x.getType()).getRank() != 4 ||
             !isBiasMap(maps[1 - scores], b.getType()))
           continue;
-        biases.push_back({b, maps[1 - scores]});
+        steps.push_back({b, maps[1 - scores]});
         s = x;
         break;
       }
@@ -486,16 +486,16 @@ Value peelScoreSteps(Value s, double &scale,
   }
   // The scalings next to q·kᵀ are the attention's scale; the rest of the
   // steps, scalings above a bias or a function among them, stay in order.
-  while (!biases.empty() && biases.back().factor) {
-    scale *= *biases.back().factor;
-    biases.pop_back();
+  while (!steps.empty() && steps.back().factor) {
+    scale *= *steps.back().factor;
+    steps.pop_back();
   }
   return s;
 }
 
 struct AttentionParts {
   Value q, k, v, p;
-  SmallVector<BiasTerm> biases;
+  SmallVector<ScoreStep> steps;
   /// Per q, k, v: the permutation to B×H×L×D (identity: none).
   SmallVector<SmallVector<int64_t>> perms;
   double scale = 1.0;
@@ -522,7 +522,7 @@ FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
   if (failed(scores))
     return failure();
   // Internal values of the decomposed softmax are used only inside it.
-  Value s = peelScoreSteps(*scores, parts.scale, parts.biases);
+  Value s = peelScoreSteps(*scores, parts.scale, parts.steps);
   auto qk = s.getDefiningOp<linalg::GenericOp>();
   SmallVector<SmallVector<int64_t>> qkPerms;
   if (!qk || !isContraction(qk, dims(ctx, 5, {0, 1, 2, 4}),
@@ -555,14 +555,14 @@ FailureOr<AttentionParts> matchAttention(linalg::GenericOp pv, unsigned pUses) {
           return failure();
   // Added bias terms read in score_mod are f32 (its scores are); masks of a
   // masked fill are i1, filled with an f32 constant.
-  for (size_t t = 0; t < parts.biases.size(); ++t) {
-    const BiasTerm &term = parts.biases[t];
+  for (size_t t = 0; t < parts.steps.size(); ++t) {
+    const ScoreStep &term = parts.steps[t];
     if (term.isFunction())
       continue;
     Type element = getElementTypeOrSelf(term.value.getType());
     if (term.isMaskedFill()
             ? !element.isInteger(1) || !term.fill.getType().isF32()
-            : t + 1 < parts.biases.size() && !element.isF32())
+            : t + 1 < parts.steps.size() && !element.isF32())
       return failure();
   }
   // Types: f32 4-D tensors with q, k, v heads equal (no GQA here).
@@ -633,7 +633,7 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
   // The bias closest to the scores is the bias operand when it is added;
   // further terms (a front end adds the relative bias, then the mask) are
   // applied in score_mod, in the front end's order.
-  ArrayRef<BiasTerm> modTerms = parts.biases;
+  ArrayRef<ScoreStep> modTerms = parts.steps;
   Value bias;
   if (!modTerms.empty() && !modTerms.back().isMaskedFill() &&
       !modTerms.back().isFunction()) {
@@ -642,7 +642,7 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
   }
   // A B×H×Lk bias operand is B×H×1×Lk (broadcast along the rows).
   if (bias &&
-      parts.biases.back().map == dims(rewriter.getContext(), 4, {0, 1, 3})) {
+      parts.steps.back().map == dims(rewriter.getContext(), 4, {0, 1, 3})) {
     auto type = cast<RankedTensorType>(bias.getType());
     auto expanded = RankedTensorType::get(
         {type.getDimSize(0), type.getDimSize(1), 1, type.getDimSize(2)},
@@ -664,7 +664,7 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
                                       {f32, idx, idx, idx, idx}, locs);
   Value score = block->getArgument(0);
   Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-  for (const BiasTerm &term : llvm::reverse(modTerms)) {
+  for (const ScoreStep &term : llvm::reverse(modTerms)) {
     if (term.isFunction()) {
       // The generic's body on the score, its constants cloned in.
       linalg::GenericOp function = term.function;
