@@ -7,13 +7,13 @@ That attention is raised is checked by test/Integration/Models/*.test."""
 import glob
 import json
 import os
-import subprocess
 
 import numpy as np
 import pytest
 
 import rpe
-from rpe import _tools
+
+from test_score_producers import llama3_inv_freq_f32, rpe_opt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = sorted(os.path.splitext(os.path.basename(p))[0]
@@ -61,20 +61,6 @@ def test_model_matches_transformers(name, path):
                                err_msg="%s (%s)" % (name, meta["versions"]))
 
 
-def llama3_inv_freq(theta, dim, factor, low, high, original):
-    """transformers' inv_freq for rope_type "llama3"
-    (_compute_llama3_parameters), in float32 as torch computes it."""
-    f32 = np.float32
-    exponent = np.arange(0, dim, 2).astype(f32) / f32(dim)
-    inv = (f32(1.0) / np.power(f32(theta), exponent)).astype(f32)
-    wavelen = (f32(2 * np.pi) / inv).astype(f32)
-    scaled = np.where(wavelen > original / low, inv / f32(factor), inv)
-    smooth = ((f32(original) / wavelen - f32(low)) / f32(high - low))
-    smoothed = (f32(1) - smooth) * scaled / f32(factor) + smooth * scaled
-    medium = ~(wavelen < original / high) & ~(wavelen > original / low)
-    return np.where(medium, smoothed, scaled).astype(f32)
-
-
 @pytest.mark.parametrize("target", ["cpu", "nvptx-emulated"])
 def test_llama_with_llama3_rope_scaling(target):
     """The LLaMA fixture with its inv_freq (θ = 10^4, head dim 8) as a
@@ -89,14 +75,10 @@ def test_llama_with_llama3_rope_scaling(target):
     text, inputs, _, _ = load("llama")
     blob = '"0x040000000000803FCDCCCC3D0AD7233C6F12833A"'
     assert text.count(blob) == 1  # inv_freq = 1, 0.1, 0.01, 0.001
-    inv = llama3_inv_freq(1e4, 8, 8.0, 1.0, 4.0, 2048)
+    inv = llama3_inv_freq_f32(1e4, 8, 8.0, 1.0, 4.0, 2048)
     assert inv[2] != np.float32(0.01) and inv[3] != np.float32(0.001)
     text = text.replace(blob, '"0x04000000%s"' % inv.astype("<f4").tobytes().hex().upper())
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    raised = subprocess.run(
-        [_tools.tool_path("rpe-opt"), "-", "-rpe-normalize-attention",
-         "-rpe-fuse-attention"], input=text, capture_output=True, text=True,
-        check=True, env=env).stdout
+    raised = rpe_opt(text, "-rpe-normalize-attention", "-rpe-fuse-attention")
     scaling = ("scaling = #rpe.rope_llama3<factor = 8.000000e+00, "
                "low_freq_factor = 1.000000e+00, high_freq_factor = "
                "4.000000e+00, original_max_position = 2048>")

@@ -7,16 +7,13 @@ emulated NVPTX kernels matches NumPy in float64. The lengths are not
 multiples of any tile."""
 
 import math
-import os
-import subprocess
 
 import numpy as np
 import pytest
 
 import rpe
-from rpe import _tools
 
-from test_score_producers import FINFO_MIN, arange
+from test_score_producers import FINFO_MIN, arange, rpe_opt
 
 H, D = 2, 16
 SCALE = 0.25
@@ -170,13 +167,7 @@ func.func @f(%q: tensor<1x{H}x{lq}x{D}xf32>, %k: tensor<1x{H}x{lk}x{D}xf32>,
 
 
 def fused_ir(text):
-    """rpe-fuse-attention's output (without the sanitizer runtime a
-    sanitized test run preloads into Python: the tool links its own)."""
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    return subprocess.run([_tools.tool_path("rpe-opt"), "-",
-                           "-rpe-fuse-attention"], input=text,
-                          capture_output=True, text=True, check=True,
-                          env=env).stdout
+    return rpe_opt(text, "-rpe-fuse-attention")
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))

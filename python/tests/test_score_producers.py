@@ -237,6 +237,15 @@ def scaled_frequencies(theta, dim, scaling):
                     np.where(wavelen < original / high, omega, mixed))
 
 
+def rpe_opt(text, *passes):
+    """rpe-opt's output for `text` (without the sanitizer runtime a sanitized
+    test run preloads into Python: the tool links its own)."""
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    return subprocess.run([_tools.tool_path("rpe-opt"), "-", *passes],
+                          input=text, capture_output=True, text=True,
+                          check=True, env=env).stdout
+
+
 def llama3_inv_freq_f32(theta, dim, factor, low, high, original):
     """transformers' llama3 inv_freq, computed in float32 as torch does."""
     f32 = np.float32
@@ -281,11 +290,7 @@ def test_front_end_rope_llama3_configs(theta, dim, factor, low, high,
     configuration's within 4 units of 2^-23 at every t, factor and θ
     exact."""
     inv = llama3_inv_freq_f32(theta, dim, factor, low, high, original)
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    out = subprocess.run([_tools.tool_path("rpe-opt"), "-",
-                          "-rpe-fuse-attention"], input=rope_ir("f", inv),
-                         capture_output=True, text=True, check=True,
-                         env=env).stdout
+    out = rpe_opt(rope_ir("f", inv), "-rpe-fuse-attention")
     match = re.search(r"rpe\.rotary [^{:]*(\{[^}]*\})?", out)
     assert match and "math.cos" not in out, out
     attrs = match.group(1) or ""
@@ -316,11 +321,7 @@ def test_front_end_rope_linear_configs(theta, dim, factor):
     f32 = np.float32
     exponent = np.arange(0, dim, 2).astype(f32) / f32(dim)
     inv = (f32(1.0) / np.power(f32(theta), exponent)).astype(f32) / f32(factor)
-    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
-    out = subprocess.run([_tools.tool_path("rpe-opt"), "-",
-                          "-rpe-fuse-attention"], input=rope_ir("f", inv),
-                         capture_output=True, text=True, check=True,
-                         env=env).stdout
+    out = rpe_opt(rope_ir("f", inv), "-rpe-fuse-attention")
     match = re.search(r"rope_linear<factor = ([^>]+)>(, theta = ([^ ]+) : f64)?",
                       out)
     assert match and "math.cos" not in out, out
