@@ -457,7 +457,7 @@ def disentangled_bias(bucketing, batch, heads, lq, lk, head_dim, c2p=True,
 def _attention_text(q, k, v, qt, kt, vt, rt, bias=None, bias_type=None,
                     key_lengths=None, kl_type=None, q_offset=None,
                     rel_values=None, rv_type=None, bucketing=None,
-                    causal=False, scale=None):
+                    causal=False, scale=None, window=None):
     text = "rpe.attention %s, %s, %s" % (q, k, v)
     if bias:
         text += " bias(%s : %s)" % (bias, bias_type)
@@ -471,6 +471,8 @@ def _attention_text(q, k, v, qt, kt, vt, rt, bias=None, bias_type=None,
         text += " by %s" % _check_bucketing(bucketing)
     if causal:
         text += " causal"
+    if window is not None:
+        text += " window = %d" % window
     if scale is not None:
         text += " scale = %s" % fmt_float(scale)
     return text + " : %s, %s, %s -> %s" % (qt, kt, vt, rt)
@@ -478,12 +480,13 @@ def _attention_text(q, k, v, qt, kt, vt, rt, bias=None, bias_type=None,
 
 def attention(q_shape, k_shape, v_shape, bias_shape=None, key_lengths=False,
               q_offset=None, rel_values=None, causal=False, scale=None,
-              elem="f32", name="attention"):
+              elem="f32", name="attention", window=None):
     """``rpe.attention`` on its own.
 
     ``q_shape = (B, H, Lq, D)``, ``k_shape = (B, Hkv, Lk, D)``,
     ``v_shape = (B, Hkv, Lk, Dv)`` (any size may be ``None``);
-    ``bias_shape``: ``None`` or a rank-3 ``(H, Lq, Lk)`` / rank-4
+    ``window``: ``None`` or the sliding window ``W``; ``bias_shape``:
+    ``None`` or a rank-3 ``(H, Lq, Lk)`` / rank-4
     ``(B, H, Lq, Lk)`` shape (static 1s broadcast); ``rel_values``: a
     bucketing scheme, which adds ``%rel_values: tensor<NBxDvxE>`` and
     ``by <scheme>``.
@@ -507,7 +510,7 @@ def attention(q_shape, k_shape, v_shape, bias_shape=None, key_lengths=False,
     off = _q_offset(f, q_offset)
     rt = tensor_type((q_shape[0], q_shape[1], q_shape[2], v_shape[3]), elem)
     text = _attention_text(q, k, v, qt, kt, vt, rt, bias, bt, kl, klt, off, rv,
-                           rvt, rel_values, causal, scale)
+                           rvt, rel_values, causal, scale, window)
     return f.finish(f.emit("out", text), rt)
 
 

@@ -558,7 +558,8 @@ class Attn:
     """A configuration of ``rpe.attention`` (runtime sizes and options)."""
 
     def __init__(self, B, H, Hkv, lq, lk, d, dv, bias=None, kl=False, off=None,
-                 rv=None, causal=False, scale=None, elem="f32", zero_rows=True):
+                 rv=None, causal=False, scale=None, elem="f32", zero_rows=True,
+                 window=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -575,6 +576,8 @@ class Attn:
             t += "-rv_" + bk_id(self.rv)
         if self.causal:
             t += "-causal"
+        if self.window is not None:
+            t += "-win%d" % self.window
         if self.scale is not None:
             t += "-scale%g" % self.scale
         return t + ("" if self.elem == "f32" else "-" + self.elem)
@@ -610,7 +613,8 @@ def _attn_make(c, has_off_arg):
             # (rpe.reference.attention cannot take a max over Lk = 0).
             want = np.zeros((c.B, c.H, c.lq, c.dv))
         else:
-            want = ref.attention(q, k, v, causal=c.causal, scale=c.scale, **kw)
+            want = ref.attention(q, k, v, causal=c.causal, scale=c.scale,
+                                 window=c.window, **kw)
         return args, want, e, score_atol(q, k, v, c.scale, kw.get("bias"), e)
     return make
 
@@ -648,7 +652,8 @@ def _attn_func(name, c, dyn, off_arg=True):
     off = None if c.off is None else (True if off_arg else c.off)
     return ir.attention(qs, ks, vs, bias_shape=bias, key_lengths=c.kl,
                         q_offset=off, rel_values=c.rv, causal=c.causal,
-                        scale=c.scale, elem=c.elem, name=name)
+                        scale=c.scale, elem=c.elem, name=name,
+                        window=c.window)
 
 
 def _rand_heads():
@@ -714,6 +719,20 @@ def gen_attention():
                               off=[0, R.randint(0, 50), pick(OFFSETS)][k],
                               causal=n % 2 == 1, kl=True))
         variant("attn_rv_" + bk_id(b), ALL, confs)
+    # Sliding windows (Mistral's: causal, window W): W from 1 to past Lk,
+    # lengths that are multiples of no tile, q_offset (negative: rows with no
+    # key; large: decode rows), key_lengths, GQA; without causal too.
+    # (Drawn from no random stream: the other configurations stay as they
+    # were.)
+    for W, B, H, Hkv, lq, lk, off, causal in (
+            (1, 1, 2, 2, 37, 37, 0, True), (5, 2, 4, 2, 70, 70, 0, True),
+            (16, 1, 3, 1, 131, 131, 0, True), (64, 2, 2, 1, 300, 300, 0, True),
+            (33, 1, 4, 4, 5, 300, 295, True), (7, 2, 8, 2, 1, 131, 130, True),
+            (100, 1, 2, 2, 45, 45, 0, True), (20, 2, 4, 1, 64, 97, -10, True),
+            (9, 1, 6, 3, 29, 53, 3, False), (200, 1, 2, 2, 250, 250, 0, False)):
+        variant("attn_window%d" % W, {"B", "H", "Hkv", "Lq", "Lk"},
+                [Attn(B, H, Hkv, lq, lk, 8, 8, off=off, causal=causal,
+                      window=W, kl=W % 2 == 0)])
     # Explicit scale, static shapes.
     variant("attn_scale", set(), [Attn(2, 2, 2, 5, 7, 8, 8, scale=0.3)])
     variant("attn_scale_dyn", {"Lq", "Lk"}, [Attn(1, 4, 1, 9, 300, 16, 16, scale=2.0),

@@ -621,6 +621,7 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
       }
       Region &scoreMod = op.getScoreMod();
       bool causal = op.getCausal();
+      std::optional<uint64_t> window = op.getWindow();
       Value init = emptyTensor(rewriter, loc, {batch, heads, lq, lk},
                                rewriter.getF32Type());
       scores = generic(
@@ -645,6 +646,9 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
             if (causal)
               orMask(arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt,
                                            idx[3], qPos));
+            if (window)
+              orMask(buildWindowMasked(b, l, idx[3], qPos,
+                                       static_cast<int64_t>(*window)));
             if (lengthArg >= 0) {
               Value len = arith::IndexCastOp::create(b, l, b.getIndexType(),
                                                      args[lengthArg]);

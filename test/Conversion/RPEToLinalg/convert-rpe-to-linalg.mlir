@@ -267,6 +267,24 @@ func.func @attention(%q: tensor<2x4x5x8xf32>, %k: tensor<2x2x7x8xf32>, %v: tenso
 
 // -----
 
+// A window masks the scores of keys with j + W <= i, beside the causal mask.
+// CHECK-LABEL: func.func @attention_window
+// CHECK: linalg.generic
+// CHECK: %[[I:.*]] = linalg.index 2 : index
+// CHECK: %[[J:.*]] = linalg.index 3 : index
+// CHECK: %[[FUT:.*]] = arith.cmpi sgt, %[[J]], %[[I]] : index
+// CHECK: %[[W:.*]] = arith.constant 32 : index
+// CHECK-NEXT: %[[END:.*]] = arith.addi %[[J]], %[[W]] : index
+// CHECK: %[[OLD:.*]] = arith.cmpi sle, %[[END]], %[[I]] : index
+// CHECK: %[[HIDE:.*]] = arith.ori %[[FUT]], %[[OLD]] : i1
+// CHECK: arith.select %[[HIDE]], %{{.*}}, %{{.*}} : f32
+func.func @attention_window(%q: tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32> {
+  %0 = rpe.attention %q, %q, %q causal window = 32 : tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32> -> tensor<1x2x100x16xf32>
+  return %0 : tensor<1x2x100x16xf32>
+}
+
+// -----
+
 // The score_mod region is inlined into the element-wise generic, with the
 // query position (row + q_offset) as %i; rel_values gathers by bucket.
 // CHECK-LABEL: func.func @score_mod_rel_values

@@ -96,3 +96,18 @@ func.func @half(%q: tensor<2x4x33x12xf16>) -> tensor<2x4x33x12xf16> {
   %0 = rpe.attention %q, %q, %q : tensor<2x4x33x12xf16>, tensor<2x4x33x12xf16>, tensor<2x4x33x12xf16> -> tensor<2x4x33x12xf16>
   return %0 : tensor<2x4x33x12xf16>
 }
+
+// -----
+
+// The GPU kernels take a window as a mask in score_mod: inside the kernel
+// the scores of keys with j + W <= i are -inf.
+// CHECK-LABEL: func.func @window
+// CHECK: gpu.launch
+// CHECK: %[[END:.*]] = arith.addi %{{.*}}, %c32 : index
+// CHECK-NEXT: %[[OLD:.*]] = arith.cmpi sle, %[[END]], %{{.*}} : index
+// CHECK-NEXT: arith.select %[[OLD]], %cst{{.*}}, %{{.*}} : f32
+// CHECK: gpu.terminator
+func.func @window(%q: tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32> {
+  %0 = rpe.attention %q, %q, %q causal window = 32 : tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32> -> tensor<1x2x100x16xf32>
+  return %0 : tensor<1x2x100x16xf32>
+}

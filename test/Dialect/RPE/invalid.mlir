@@ -524,6 +524,14 @@ func.func @attn_rank(%q: tensor<2x8x16xf32>, %k: tensor<1x2x8x16xf32>) -> tensor
 
 // -----
 
+func.func @attn_window(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'rpe.attention' op attribute 'window' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+  %0 = rpe.attention %q, %q, %q causal window = 0 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
 func.func @attn_gqa(%q: tensor<1x6x8x16xf32>, %k: tensor<1x4x8x16xf32>) -> tensor<1x6x8x16xf32> {
   // expected-error @+1 {{'rpe.attention' op query head count 6 is not a multiple of the key/value head count 4}}
   %0 = rpe.attention %q, %k, %k : tensor<1x6x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32> -> tensor<1x6x8x16xf32>

@@ -154,8 +154,8 @@ func.func @attention(%q: tensor<2x8x?x16xf32>, %k: tensor<2x2x?x16xf32>,
     -> (tensor<2x8x?x32xf32>, tensor<2x8x?x32xf32>, tensor<2x8x?x32xf32>, tensor<2x8x?x32xf32>) {
   // CHECK: rpe.attention %[[Q]], %[[K]], %[[V]] : tensor<2x8x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x32xf32> -> tensor<2x8x?x32xf32>
   %0 = rpe.attention %q, %k, %v : tensor<2x8x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x32xf32> -> tensor<2x8x?x32xf32>
-  // CHECK: rpe.attention %[[Q]], %[[K]], %[[V]] bias(%[[B]] : tensor<8x?x?xf32>) key_lengths(%[[LEN]] : tensor<2xi32>) q_offset(%[[O]]) rel_values(%[[RV]] : tensor<9x32xf32>) by clip<max_distance = 4> causal scale = 1.000000e+00 : tensor<2x8x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x32xf32> -> tensor<2x8x?x32xf32>
-  %1 = rpe.attention %q, %k, %v bias(%bias : tensor<8x?x?xf32>) key_lengths(%lens : tensor<2xi32>) q_offset(%off) rel_values(%rv : tensor<9x32xf32>) by clip<max_distance = 4> causal scale = 1.0 : tensor<2x8x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x32xf32> -> tensor<2x8x?x32xf32>
+  // CHECK: rpe.attention %[[Q]], %[[K]], %[[V]] bias(%[[B]] : tensor<8x?x?xf32>) key_lengths(%[[LEN]] : tensor<2xi32>) q_offset(%[[O]]) rel_values(%[[RV]] : tensor<9x32xf32>) by clip<max_distance = 4> causal window = 4096 scale = 1.000000e+00 : tensor<2x8x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x32xf32> -> tensor<2x8x?x32xf32>
+  %1 = rpe.attention %q, %k, %v bias(%bias : tensor<8x?x?xf32>) key_lengths(%lens : tensor<2xi32>) q_offset(%off) rel_values(%rv : tensor<9x32xf32>) by clip<max_distance = 4> causal window = 4096 scale = 1.0 : tensor<2x8x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x32xf32> -> tensor<2x8x?x32xf32>
   // A FlexAttention-style score_mod: a T5 bucket looked up in the region.
   // CHECK: rpe.attention %[[Q]], %[[K]], %[[V]] causal : tensor<2x8x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x32xf32> -> tensor<2x8x?x32xf32> {
   // CHECK-NEXT: ^bb0(%[[S:.*]]: f32, %{{.*}}: index, %{{.*}}: index, %[[I:.*]]: index, %[[J:.*]]: index):
@@ -178,5 +178,5 @@ func.func @attention(%q: tensor<2x8x?x16xf32>, %k: tensor<2x2x?x16xf32>,
 // GENERIC-LABEL: sym_name = "attention"
 // GENERIC: "rpe.attention"(%{{.*}}, %{{.*}}, %{{.*}}) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 0>}> ({
 // GENERIC-NEXT: }) : (tensor<2x8x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x32xf32>) -> tensor<2x8x?x32xf32>
-// GENERIC: <{bucketing = #rpe.clip<max_distance = 4>, causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1>, scale = 1.000000e+00 : f64}>
+// GENERIC: <{bucketing = #rpe.clip<max_distance = 4>, causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1>, scale = 1.000000e+00 : f64, window = 4096 : i64}>
 // GENERIC: "rpe.yield"(%{{.*}}) : (f32) -> ()

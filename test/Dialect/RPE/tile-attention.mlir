@@ -60,6 +60,32 @@ func.func @bounds(%q: tensor<1x1x64x8xf32>, %len: tensor<1xi32>, %off: index) ->
 
 // -----
 
+// A window (Mistral's sliding window) starts the key loop at the first row's
+// window, max(qPos0 - (W - 1), 0): the tiles before it are never visited;
+// the keys of the visited tiles outside a row's window are masked.
+// CHECK-LABEL: func.func @window
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x1x64x8xf32>, %[[OFF:.*]]: index)
+// CHECK-DAG: %[[W1:.*]] = arith.constant 19 : index
+// CHECK-DAG: %[[W:.*]] = arith.constant 20 : index
+// CHECK: scf.forall
+// CHECK: %[[QP:.*]] = arith.addi %{{.*}}, %[[OFF]] : index
+// CHECK: %[[FIRST:.*]] = arith.subi %[[QP]], %[[W1]] : index
+// CHECK: %[[START:.*]] = arith.maxsi %[[FIRST]], %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %[[START]] to %{{.*}} step
+// CHECK: linalg.generic
+// CHECK: %[[POS:.*]] = arith.addi %{{.*}}, %[[OFF]] : index
+// CHECK: %[[FUT:.*]] = arith.cmpi sgt, %[[KEY:.*]], %[[POS]] : index
+// CHECK: %[[END:.*]] = arith.addi %[[KEY]], %[[W]] : index
+// CHECK: %[[OLD:.*]] = arith.cmpi sle, %[[END]], %[[POS]] : index
+// CHECK: %[[HIDE:.*]] = arith.ori %[[FUT]], %[[OLD]] : i1
+// CHECK: arith.select %[[HIDE]]
+func.func @window(%q: tensor<1x1x64x8xf32>, %off: index) -> tensor<1x1x64x8xf32> {
+  %0 = rpe.attention %q, %q, %q q_offset(%off) causal window = 20 : tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32> -> tensor<1x1x64x8xf32>
+  return %0 : tensor<1x1x64x8xf32>
+}
+
+// -----
+
 // A Toeplitz table lookup in score_mod (what rpe-fuse-attention makes of a
 // relative_bias) becomes a per-head diagonal of length Lq + Lk - 1 = 60 + 70
 // - 1, computed once before the loops with the buckets (T5's by compares

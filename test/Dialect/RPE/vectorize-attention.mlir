@@ -243,6 +243,39 @@ func.func @toeplitz(%q: tensor<1x2x60x8xf32>, %k: tensor<1x2x70x8xf32>, %t: tens
 
 // -----
 
+// A window (Mistral's sliding window) starts the key loop at the first row's
+// window, max(qPos0 - (W - 1), 0); a key block is masked when its last key
+// lies past the tile's first row (causal) or its first key is outside the
+// last row's window, key + W <= last position; the lanes from
+// key + W - qPos0 - c·W on (clamped to [0, W]) are outside the window.
+// CHECK-LABEL: func.func @window
+// CHECK-DAG: %[[W:.*]] = arith.constant 24 : index
+// CHECK-DAG: %[[W1:.*]] = arith.constant 23 : index
+// CHECK: scf.forall
+// CHECK: %[[FIRST:.*]] = arith.subi %{{.*}}, %[[W1]] : index
+// CHECK: %[[START:.*]] = arith.maxsi %[[FIRST]], %{{.*}} : index
+// CHECK: scf.for %{{.*}} = %[[START]] to %{{.*}} step %c64 {
+// CHECK: %[[FUT:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : index
+// CHECK: %[[KW:.*]] = arith.addi %{{.*}}, %[[W]] : index
+// CHECK-NEXT: %[[OLD:.*]] = arith.cmpi sle, %[[KW]], %{{.*}} : index
+// CHECK-NEXT: %[[NEEDS:.*]] = arith.ori %[[FUT]], %[[OLD]] : i1
+// CHECK-NEXT: scf.if %[[NEEDS]] -> (vector<8xf32>) {
+// CHECK: %[[REL:.*]] = arith.subi %{{.*}}, %{{.*}} : index
+// CHECK: %[[CAUSAL:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK-NEXT: %[[BOUND:.*]] = arith.addi %[[REL]], %[[W]] : index
+// CHECK: %[[PAST:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK-NEXT: %[[HIDDEN:.*]] = arith.ori %[[CAUSAL]], %[[PAST]] : vector<8xi1>
+// CHECK-NEXT: arith.select %[[HIDDEN]]
+// CHECK: } else {
+// CHECK-NOT: vector<8xi32>
+// CHECK: scf.yield
+func.func @window(%q: tensor<1x2x60x8xf32>, %k: tensor<1x2x70x8xf32>, %b: tensor<2x60x70xf32>) -> tensor<1x2x60x8xf32> {
+  %0 = rpe.attention %q, %k, %k bias(%b : tensor<2x60x70xf32>) causal window = 24 scale = 1.0 : tensor<1x2x60x8xf32>, tensor<1x2x70x8xf32>, tensor<1x2x70x8xf32> -> tensor<1x2x60x8xf32>
+  return %0 : tensor<1x2x60x8xf32>
+}
+
+// -----
+
 // The Shaw / DeBERTa gather trick: the projection is gathered along the
 // query lanes (masked to the rows of the tile) with the bucket from a
 // head-independent diagonal table (1 × (Lq + Lk - 1 + tile-q), i32 entries
@@ -744,5 +777,27 @@ func.func @grouped_decode(%q: tensor<1x8x?x16xf32>, %k: tensor<1x2x?x16xf32>, %o
 // NODEC: return
 func.func @decode_kernel(%q: tensor<1x8x1x16xf32>, %k: tensor<1x2x?x16xf32>, %off: index) -> tensor<1x8x1x16xf32> {
   %0 = rpe.attention %q, %k, %k q_offset(%off) causal : tensor<1x8x1x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x8x1x16xf32>
+  return %0 : tensor<1x8x1x16xf32>
+}
+
+// -----
+
+// The decode kernel with a window: each row's window start beside its key
+// end; the key loop runs from the least start to the greatest end, and a
+// row's scores hide the lanes before its start.
+// CHECK-LABEL: func.func @decode_window
+// CHECK: %[[ENDS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1xindex>
+// CHECK-NEXT: %[[STARTS:.*]] = memref.alloca() {alignment = 64 : i64} : memref<1xindex>
+// CHECK: %[[RANGE:.*]]:2 = scf.for {{.*}} -> (index, index) {
+// CHECK: memref.store %{{.*}}, %[[ENDS]]
+// CHECK: arith.subi %{{.*}}, %c99 : index
+// CHECK: memref.store %{{.*}}, %[[STARTS]]
+// CHECK: scf.for %{{.*}} = %[[RANGE]]#1 to %[[RANGE]]#0 step %c64 {
+// CHECK: memref.load %[[STARTS]]
+// CHECK: vector.create_mask
+// CHECK: %[[BEFORE:.*]] = vector.create_mask %{{.*}} : vector<8xi1>
+// CHECK-NEXT: arith.xori %[[BEFORE]], %{{.*}} : vector<8xi1>
+func.func @decode_window(%q: tensor<1x8x1x16xf32>, %k: tensor<1x2x?x16xf32>, %off: index) -> tensor<1x8x1x16xf32> {
+  %0 = rpe.attention %q, %k, %k q_offset(%off) causal window = 100 : tensor<1x8x1x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x8x1x16xf32>
   return %0 : tensor<1x8x1x16xf32>
 }

@@ -631,6 +631,11 @@ struct RPEGPUAttentionPass
     });
     if (failedOp)
       return signalPassFailure();
+    // The GPU kernels apply a window as a mask in score_mod (they visit every
+    // key tile up to the causal and length bounds).
+    IRRewriter rewriter(&getContext());
+    getOperation()->walk(
+        [&](AttentionOp op) { moveWindowIntoScoreMod(rewriter, op); });
     RewritePatternSet patterns(&getContext());
     populateRPEGPUAttentionPatterns(patterns, options);
     populateRPEGPUAttentionTensorCorePatterns(patterns, options);

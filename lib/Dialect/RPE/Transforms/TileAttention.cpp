@@ -123,6 +123,11 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     Value kEnd =
         buildKeyEnd(rewriter, loc, lk, length,
                     causal ? addIndex(rewriter, loc, qPos0, tq) : Value());
+    // With a window, the keys before the first row's window are skipped too.
+    std::optional<uint64_t> window = op.getWindow();
+    Value kStart = window ? buildWindowStart(rewriter, loc, qPos0,
+                                             static_cast<int64_t>(*window))
+                          : zero;
 
     // q tile (tq×D), scaled, in f32.
     AffineMap id2 = rewriter.getMultiDimIdentityMap(2);
@@ -142,7 +147,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     AffineExpr i, j, d;
     bindDims(ctx, i, j, d);
     auto keyLoop = scf::ForOp::create(
-        rewriter, loc, zero, kEnd, tileK, ValueRange{mInit, lInit, accInit},
+        rewriter, loc, kStart, kEnd, tileK, ValueRange{mInit, lInit, accInit},
         [&](OpBuilder &b, Location l, Value k0, ValueRange iter) {
           Value m = iter[0], lsum = iter[1], acc = iter[2];
           Value tk = minIndex(b, l, tileK, subIndex(b, l, kEnd, k0));
@@ -198,6 +203,9 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
                 if (causal)
                   orMask(arith::CmpIOp::create(
                       nb, nl, arith::CmpIPredicate::sgt, key, qPos));
+                if (window)
+                  orMask(buildWindowMasked(nb, nl, key, qPos,
+                                           static_cast<int64_t>(*window)));
                 if (length)
                   orMask(arith::CmpIOp::create(
                       nb, nl, arith::CmpIPredicate::sge, key, length));

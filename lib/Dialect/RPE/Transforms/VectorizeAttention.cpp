@@ -167,22 +167,41 @@ SmallVector<Value> KernelBuilder::buildKeyBlock(OpBuilder &b, int64_t numChunks,
         Value s =
             vectorizeScore(fb, dLoop.getResult(r * numChunks + c), key, c);
         scratchKey = Value();
-        if (op.getCausal() && grouped) {
-          Value hidden =
-              arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sgt,
-                                    bcast(fb, key), groupedPos[c]);
-          s = arith::SelectOp::create(fb, loc, hidden, splat(fb, kNegInf), s);
-        } else if (op.getCausal() && masked) {
-          // Lane l (query position qPos0 + c·W + l) sees the key when
-          // key <= qPos0 + c·W + l, i.e. l >= key - qPos0 - c·W.
-          Value first = sub(fb, key, add(fb, qPos0, cIdx(fb, c * w)));
-          first = maxI(fb, minI(fb, first, cIdx(fb, w)), cIdx(fb, 0));
-          Value first32 =
-              arith::IndexCastOp::create(fb, loc, fb.getI32Type(), first);
-          Value hidden = arith::CmpIOp::create(
-              fb, loc, arith::CmpIPredicate::slt, iotaI32, bcast(fb, first32));
-          s = arith::SelectOp::create(fb, loc, hidden, splat(fb, kNegInf), s);
+        Value hidden;
+        auto orHidden = [&](Value h) {
+          hidden =
+              hidden ? arith::OrIOp::create(fb, loc, hidden, h).getResult() : h;
+        };
+        // Lanes as i32 from a clamped lane bound (grouped tiles: positions
+        // per lane).
+        auto lanesFrom = [&](Value bound, arith::CmpIPredicate pred) {
+          bound = maxI(fb, minI(fb, bound, cIdx(fb, w)), cIdx(fb, 0));
+          Value bound32 =
+              arith::IndexCastOp::create(fb, loc, fb.getI32Type(), bound);
+          return arith::CmpIOp::create(fb, loc, pred, iotaI32,
+                                       bcast(fb, bound32))
+              .getResult();
+        };
+        if (grouped) {
+          if (op.getCausal())
+            orHidden(arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sgt,
+                                           bcast(fb, key), groupedPos[c]));
+          if (window)
+            orHidden(buildWindowMasked(fb, loc, bcast(fb, key), groupedPos[c],
+                                       *window));
+        } else if (masked) {
+          // Lane l has query position qPos0 + c·W + l. Causal: it sees the
+          // key when l >= key - qPos0 - c·W; window: it does not see it
+          // when l >= key + window - qPos0 - c·W.
+          Value rel = sub(fb, key, add(fb, qPos0, cIdx(fb, c * w)));
+          if (op.getCausal())
+            orHidden(lanesFrom(rel, arith::CmpIPredicate::slt));
+          if (window)
+            orHidden(lanesFrom(add(fb, rel, cIdx(fb, *window)),
+                               arith::CmpIPredicate::sge));
         }
+        if (hidden)
+          s = arith::SelectOp::create(fb, loc, hidden, splat(fb, kNegInf), s);
         // The running max as select(s > max, s, max): one `maxps` on x86
         // (arith.maximumf takes a compare, an unordered compare and a
         // blend). A NaN score leaves the max as it is, and still reaches
@@ -196,15 +215,26 @@ SmallVector<Value> KernelBuilder::buildKeyBlock(OpBuilder &b, int64_t numChunks,
     }
     return maxima;
   };
-  if (!op.getCausal() || grouped)
+  if ((!op.getCausal() && !window) || grouped)
     return finish(b, /*masked=*/false);
   // Every row of the tile sees a block whose last key is at or before the
-  // tile's first position (most blocks of a long causal attention): its
-  // scores skip the mask. (Each branch builds its own key values: the
-  // per-key cache of vectorizeScore must not reach across them.)
-  Value lastKey = add(b, add(b, k0, jb), cIdx(b, keys - 1));
-  Value needsMask =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, lastKey, qPos0);
+  // tile's first position (most blocks of a long causal attention) and, with
+  // a window, whose first key is in the last row's window: its scores skip
+  // the masks. (Each branch builds its own key values: the per-key cache of
+  // vectorizeScore must not reach across them.)
+  Value needsMask;
+  Value firstKey = add(b, k0, jb);
+  if (op.getCausal())
+    needsMask =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
+                              add(b, firstKey, cIdx(b, keys - 1)), qPos0);
+  if (window) {
+    Value lastPos = sub(b, add(b, qPos0, tq), cIdx(b, 1));
+    Value outside = buildWindowMasked(b, loc, firstKey, lastPos, *window);
+    needsMask =
+        needsMask ? arith::OrIOp::create(b, loc, needsMask, outside).getResult()
+                  : outside;
+  }
   auto ifOp = scf::IfOp::create(b, loc, ValueRange(tileMax).getTypes(),
                                 needsMask, /*withElseRegion=*/true);
   for (bool masked : {true, false}) {
@@ -490,7 +520,7 @@ void KernelBuilder::buildTile(OpBuilder &b, int64_t numChunks) {
   // value blocks read V by columns: it prefetches the next key tile.
   bool prefetch = opts.prefetch && (grouped || numChunks < opts.tileQ / w);
   Value tileK = cIdx(b, opts.tileK);
-  forRange(b, cIdx(b, 0), kEnd, tileK, [&](OpBuilder &kb, Value k0) {
+  forRange(b, kStart, kEnd, tileK, [&](OpBuilder &kb, Value k0) {
     Value tk = minI(kb, tileK, sub(kb, kEnd, k0));
     if (prefetch)
       prefetchKeyTile(kb, add(kb, k0, tileK));
@@ -797,6 +827,9 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   Value zero = cIdx(rw, 0);
   kEnd = buildKeyEnd(rw, loc, lk, keyLength(rw),
                      op.getCausal() ? rowsEnd : Value());
+  // With a window, the keys before the first row's window are skipped too
+  // (grouped tiles: row 0 of every head has the first position).
+  kStart = window ? buildWindowStart(rw, loc, qPos0, *window) : zero;
 
   hoistTileInvariants(rw);
 
@@ -960,7 +993,8 @@ uint64_t mlir::rpe::kernelStackBytes(AttentionOp op,
   uint64_t bytes = mul(mul(floats, 4), groupable ? 2 : 1);
   // Decode kernels (plain attention): rows of 1, 2, 4, ... decode-rows;
   // per row its q and o rows, tile-k × w partial dot products, tile-k
-  // probabilities, m, l, alpha and the key end (8 bytes).
+  // probabilities, m, l, alpha and the key end and window start (8 bytes
+  // each).
   if (groupable && options.decodeRows > 0) {
     uint64_t rows = 0;
     for (int64_t n = 1; n < options.decodeRows; n *= 2)
@@ -968,7 +1002,7 @@ uint64_t mlir::rpe::kernelStackBytes(AttentionOp op,
     rows += options.decodeRows;
     uint64_t keys = llvm::alignTo(tk, w);
     uint64_t perRow = add(add(dims, mul(keys, w + 1)), 3);
-    bytes = add(bytes, mul(rows, add(mul(perRow, 4), 8)));
+    bytes = add(bytes, mul(rows, add(mul(perRow, 4), 16)));
   }
   return bytes;
 }

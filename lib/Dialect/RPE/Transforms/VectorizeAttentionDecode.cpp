@@ -71,6 +71,8 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
   Value partial = scratch({numRows, tileK, w}, f32, {});
   Value pS = scratch({numRows, tileK}, f32, {});
   Value endS = scratch({numRows}, rw.getIndexType(), {});
+  // With a window, each row's first key too.
+  Value startS = window ? scratch({numRows}, rw.getIndexType(), {}) : Value();
   Value mS = scratch({numRows}, f32, {}), lS = scratch({numRows}, f32, {});
   Value alphaS = scratch({numRows}, f32, {});
   auto f32Const = [&](OpBuilder &b, float v) -> Value {
@@ -86,18 +88,24 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
   Value length = keyLength(rw);
   Value scaleVec = bcast(rw, scale);
   auto setup = scf::ForOp::create(
-      rw, loc, zero, numRowsIdx, one, ValueRange{zero},
-      [&](OpBuilder &b, Location, Value r, ValueRange end) {
+      rw, loc, zero, numRowsIdx, one, ValueRange{zero, lk},
+      [&](OpBuilder &b, Location, Value r, ValueRange range) {
         // (Plain variables: lambdas may not capture structured bindings
         // before C++20.)
         Value head, row;
         std::tie(head, row) = rowOf(b, r);
+        Value qPos = buildQueryPosition(b, loc, row, op.getQOffset());
         Value causalEnd;
         if (op.getCausal())
-          causalEnd = add(b, buildQueryPosition(b, loc, row, op.getQOffset()),
-                          cIdx(b, 1));
+          causalEnd = add(b, qPos, cIdx(b, 1));
         Value rowEnd = buildKeyEnd(b, loc, lk, length, causalEnd);
         memref::StoreOp::create(b, loc, rowEnd, endS, r);
+        Value start = range[1];
+        if (window) {
+          Value rowStart = buildWindowStart(b, loc, qPos, *window);
+          memref::StoreOp::create(b, loc, rowStart, startS, r);
+          start = minI(b, start, rowStart);
+        }
         memref::StoreOp::create(b, loc, f32Const(b, kNegInf), mS, r);
         memref::StoreOp::create(b, loc, f32Const(b, 0.0f), lS, r);
         forRange(b, cIdx(b, 0), dPad, cIdx(b, w), [&](OpBuilder &db, Value d0) {
@@ -119,12 +127,15 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
                    vector::StoreOp::create(jb, loc, splat(jb, 0.0f), partial,
                                            ValueRange{r, j, cIdx(jb, 0)});
                  });
-        scf::YieldOp::create(b, loc, ValueRange{maxI(b, end[0], rowEnd)});
+        scf::YieldOp::create(b, loc,
+                             ValueRange{maxI(b, range[0], rowEnd), start});
       });
   kEnd = setup.getResult(0);
+  // The keys before every row's window are skipped.
+  kStart = window ? setup.getResult(1) : zero;
 
   Value tileKIdx = cIdx(rw, tileK);
-  forRange(rw, zero, kEnd, tileKIdx, [&](OpBuilder &kb, Value k0) {
+  forRange(rw, kStart, kEnd, tileKIdx, [&](OpBuilder &kb, Value k0) {
     Value tk = minI(kb, tileKIdx, sub(kb, kEnd, k0));
     if (opts.prefetch)
       prefetchKeyTile(kb, add(kb, k0, tileKIdx));
@@ -156,6 +167,9 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
     forRange(
         kb, cIdx(kb, 0), numRowsIdx, cIdx(kb, 1), [&](OpBuilder &b, Value r) {
           Value rowEnd = memref::LoadOp::create(b, loc, endS, r);
+          Value rowStart =
+              window ? memref::LoadOp::create(b, loc, startS, r).getResult()
+                     : Value();
           auto scores = scf::ForOp::create(
               b, loc, cIdx(b, 0), tk, cIdx(b, w), ValueRange{splat(b, kNegInf)},
               [&](OpBuilder &sb, Location, Value j0, ValueRange mx) {
@@ -164,8 +178,19 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
                   parts.push_back(vector::LoadOp::create(
                       sb, loc, vecF32, partial,
                       ValueRange{r, add(sb, j0, cIdx(sb, x)), cIdx(sb, 0)}));
-                Value visible =
-                    lanesBelow(sb, sub(sb, rowEnd, add(sb, k0, j0)));
+                Value first = add(sb, k0, j0);
+                Value visible = lanesBelow(sb, sub(sb, rowEnd, first));
+                if (rowStart) {
+                  // Lanes at or past the row's window start.
+                  Value before = lanesBelow(sb, sub(sb, rowStart, first));
+                  Value ones = arith::ConstantOp::create(
+                      sb, loc,
+                      DenseElementsAttr::get(cast<VectorType>(before.getType()),
+                                             true));
+                  visible = arith::AndIOp::create(
+                      sb, loc, visible,
+                      arith::XOrIOp::create(sb, loc, before, ones));
+                }
                 Value s = arith::SelectOp::create(
                     sb, loc, visible, sumAcross(sb, parts), splat(sb, kNegInf));
                 vector::StoreOp::create(sb, loc, s, pS, ValueRange{r, j0});

@@ -47,7 +47,10 @@ public:
                 const VectorizeAttentionOptions &options)
       : rw(rewriter), op(op), opts(options), loc(op.getLoc()),
         f32(rewriter.getF32Type()),
-        vecF32(VectorType::get({options.vectorWidth}, f32)) {}
+        vecF32(VectorType::get({options.vectorWidth}, f32)) {
+    if (std::optional<uint64_t> w = op.getWindow())
+      window = static_cast<int64_t>(*w);
+  }
 
   void build();
 
@@ -433,6 +436,10 @@ private:
   Value batch, heads, kvHeads, lq, headDim, lk, valueDim, group, scale;
   Value qBuf, kBuf, vBuf, biasBuf, lenBuf, relDiagBuf, relBuf, outBuf;
   Value bIdx, hIdx, hkIdx, q0, tq, qPos0, kEnd, relShift;
+  /// The first key of the key loop: 0, or the first row's window start.
+  Value kStart;
+  /// `window` of the op (an int64_t for the index arithmetic).
+  std::optional<int64_t> window;
   Value qT, oT, sT, mBuf, lBuf;
   /// Per chunk: lane offsets clamped to the tile's rows (vector<W x index>)
   /// and the mask of the lanes that are rows of the tile.

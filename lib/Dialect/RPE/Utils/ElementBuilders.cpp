@@ -25,6 +25,17 @@ Value mlir::rpe::buildQueryPosition(OpBuilder &b, Location loc, Value row,
                  : row;
 }
 
+Value mlir::rpe::buildWindowMasked(OpBuilder &b, Location loc, Value key,
+                                   Value qPos, int64_t window) {
+  auto vecType = dyn_cast<VectorType>(key.getType());
+  TypedAttr attr = b.getIndexAttr(window);
+  if (vecType)
+    attr = DenseElementsAttr::get(vecType, attr);
+  Value w = arith::ConstantOp::create(b, loc, attr);
+  Value end = arith::AddIOp::create(b, loc, key, w);
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, end, qPos);
+}
+
 Value mlir::rpe::buildAttentionScale(OpBuilder &b, Location loc,
                                      AttentionOp op, Value headDim) {
   Type f32 = b.getF32Type();

@@ -269,8 +269,9 @@ def RPE_AttentionOp : RPE_Op<"attention", [
     (a static size 1 broadcasts). Then the `score_mod` region
     `^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index)` if present
     (`%i` is the query position `row + q_offset`, `%j` the key position).
-    Masked entries (`causal`: `j > i + q_offset`; `j >= key_lengths[b]`) are
-    `-inf`; `p = softmax_j(s)`;
+    Masked entries (`causal`: `j > i + q_offset`; `window = W`:
+    `j <= i + q_offset - W`, i.e. a query sees at most the W positions up to
+    its own; `j >= key_lengths[b]`) are `-inf`; `p = softmax_j(s)`;
     `out_i = Σ_j p_ij·v_j (+ Σ_j p_ij·rel_values[bucket(i + q_offset, j)])`.
     A fully masked row yields 0. Default `scale = 1/sqrt(max(D, 1))` (with
     D = 0 the scores are empty sums, 0).
@@ -280,6 +281,9 @@ def RPE_AttentionOp : RPE_Op<"attention", [
         : tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>, tensor<1x8x?x64xf32>
         -> tensor<1x8x?x64xf32>
     ```
+
+    `causal window = 4096` is Mistral's and Gemma 2's sliding-window
+    attention: the kernels skip the key tiles outside the band.
   }];
   let arguments = (ins RPE_FloatTensor:$q, RPE_FloatTensor:$k,
                        RPE_FloatTensor:$v,
@@ -289,7 +293,9 @@ def RPE_AttentionOp : RPE_Op<"attention", [
                        Optional<RPE_FloatTensor>:$rel_values,
                        OptionalAttr<F64Attr>:$scale,
                        UnitAttr:$causal,
-                       OptionalAttr<RPE_BucketingAttr>:$bucketing);
+                       OptionalAttr<RPE_BucketingAttr>:$bucketing,
+                       OptionalAttr<ConfinedAttr<I64Attr,
+                                                 [IntMinValue<1>]>>:$window);
   let results = (outs RPE_FloatTensor:$result);
   let regions = (region MaxSizedRegion<1>:$score_mod);
   let assemblyFormat = [{
@@ -298,8 +304,8 @@ def RPE_AttentionOp : RPE_Op<"attention", [
     (`key_lengths` `(` $key_lengths^ `:` type($key_lengths) `)`)?
     (`q_offset` `(` $q_offset^ `)`)?
     (`rel_values` `(` $rel_values^ `:` type($rel_values) `)`)?
-    (`by` custom<Bucketing>($bucketing)^)? (`causal` $causal^)? (`scale` `=` $scale^)?
-    attr-dict-with-keyword `:` type($q) `,` type($k) `,` type($v) `->`
+    (`by` custom<Bucketing>($bucketing)^)? (`causal` $causal^)?
+    (`window` `=` $window^)? (`scale` `=` $scale^)? attr-dict-with-keyword `:` type($q) `,` type($k) `,` type($v) `->`
     type($result) ($score_mod^)?
   }];
   let hasVerifier = 1;

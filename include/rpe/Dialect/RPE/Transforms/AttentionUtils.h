@@ -41,6 +41,17 @@ AttentionSizes getAttentionSizes(OpBuilder &b, AttentionOp op);
 Value buildKeyEnd(OpBuilder &b, Location loc, Value lk, Value length,
                   Value causalEnd);
 
+/// The first key a query tile whose first query position is `firstPos` can
+/// see under `window = W`: max(firstPos + 1 - W, 0). Keys before it are
+/// masked for every row of the tile.
+Value buildWindowStart(OpBuilder &b, Location loc, Value firstPos,
+                       int64_t window);
+
+/// Moves `op`'s `window` into its score_mod region (the score replaced by
+/// -inf where buildWindowMasked says so), for the kernels that do not skip
+/// the keys outside the window themselves. No-op without `window`.
+void moveWindowIntoScoreMod(RewriterBase &rewriter, AttentionOp op);
+
 /// `table` along the attention's diagonal: `diag[c, r] = table[bucket(r -
 /// shift, 0), c]` for every column c of the 2-D `table` (heads of a bias
 /// table, value rows of a rel_values table), `r < Lq + Lk - 1 + padding`,

@@ -23,6 +23,11 @@ Value castIndexToFloat(OpBuilder &b, Location loc, Value index, Type type);
 /// The query position `row + qOffset` (`row` when there is no offset).
 Value buildQueryPosition(OpBuilder &b, Location loc, Value row, Value qOffset);
 
+/// Whether `window = W` masks key position `key` for query position `qPos`
+/// (index values, or vectors of them): `key + W <= qPos`.
+Value buildWindowMasked(OpBuilder &b, Location loc, Value key, Value qPos,
+                        int64_t window);
+
 /// The softmax scale of `op` as an f32 value: its `scale`, else
 /// 1/sqrt(max(D, 1)) of the head dimension `headDim` (an index; with D = 0
 /// the scores are empty sums and stay 0 instead of inf · 0). Every lowering
