@@ -56,10 +56,18 @@ FUNCTIONS = {
 }
 
 
-def causal_mask(scores, lq, lk):
+def causal_mask(scores, lq, lk, window=None):
     """transformers' additive causal mask (0 where j <= i, finfo.min
-    elsewhere, from two aranges) added to `scores`; the result is %masked."""
+    elsewhere, from two aranges; with `window`, Mistral's sliding window:
+    also j > i - window) added to `scores`; the result is %masked."""
     sh = f"1x{H}x{lq}x{lk}xf32"
+    keep = "    %keep = arith.cmpi sle, %j, %i : i64\n"
+    if window is not None:
+        keep = ("    %past = arith.cmpi sle, %j, %i : i64\n"
+                f"    %wc = arith.constant {window} : i64\n"
+                "    %wlo = arith.subi %i, %wc : i64\n"
+                "    %near = arith.cmpi sgt, %j, %wlo : i64\n"
+                "    %keep = arith.andi %past, %near : i1\n")
     return f"""{arange("aq", lq)}{arange("ak", lk)}  %r4 = tensor.expand_shape %aq [[0, 1, 2, 3]] output_shape [1, 1, {lq}, 1]
       : tensor<{lq}xi64> into tensor<1x1x{lq}x1xi64>
   %c4 = tensor.expand_shape %ak [[0, 1, 2, 3]] output_shape [1, 1, 1, {lk}]
@@ -73,8 +81,7 @@ def causal_mask(scores, lq, lk):
       ins(%c4, %r4 : tensor<1x1x1x{lk}xi64>, tensor<1x1x{lq}x1xi64>)
       outs(%em : tensor<1x1x{lq}x{lk}xf32>) {{
   ^bb0(%j: i64, %i: i64, %o: f32):
-    %keep = arith.cmpi sle, %j, %i : i64
-    %m = arith.select %keep, %zero, %min : f32
+{keep}    %m = arith.select %keep, %zero, %min : f32
     linalg.yield %m : f32
   }} -> tensor<1x1x{lq}x{lk}xf32>
   %masked = linalg.generic {{indexing_maps = [#id4,
@@ -89,7 +96,7 @@ def causal_mask(scores, lq, lk):
 """
 
 
-def module(lq, lk, bodies, causal=False):
+def module(lq, lk, bodies, causal=False, window=None):
     """@f(q, k, v): softmax(f(q·kᵀ·SCALE) [+ causal mask])·v, f the `bodies`
     in order."""
     sh = f"1x{H}x{lq}x{lk}xf32"
@@ -105,7 +112,7 @@ def module(lq, lk, bodies, causal=False):
 """)
         last = f"%f{n}"
     if causal:
-        steps.append(causal_mask(last, lq, lk))
+        steps.append(causal_mask(last, lq, lk, window))
         last = "%masked"
     steps = "".join(steps)
     return f"""
@@ -230,3 +237,38 @@ def test_softcap_causal(target):
     p /= p.sum(-1, keepdims=True)
     want = np.einsum("bhij,bhjd->bhid", p, v)
     np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
+
+
+@pytest.mark.parametrize("target", ["cpu", "reference", "nvptx-emulated"])
+@pytest.mark.parametrize("length,window", [(45, 8), (45, 1), (131, 64),
+                                           (200, 17)])
+def test_sliding_window(length, window, target):
+    """Mistral's sliding-window attention as transformers writes it (causal
+    and j > i - W from aranges, finfo.min): raised with `causal window = W`
+    (nothing Lq×Lk, no score_mod left) and right on all three paths against
+    NumPy; the soft-cap before it stays in score_mod (Gemma 2's local
+    layers)."""
+    lq = lk = length
+    for bodies, function in (([], lambda s: s), FUNCTIONS["softcap"]):
+        text = module(lq, lk, bodies, causal=True, window=window)
+        ir = fused_ir(text)
+        assert ir.count("rpe.attention") == 1, ir
+        assert f" causal window = {window} " in ir, ir
+        assert f"{lq}x{lk}x" not in ir, ir
+        assert ("^bb0" in ir) == bool(bodies), ir
+        rng = np.random.default_rng(window)
+        q, k, v = (rng.standard_normal((1, H, lq, D)).astype(np.float32)
+                   for _ in range(3))
+        if target == "nvptx-emulated":
+            mod = rpe.compile(text, target=target)
+        else:
+            mod = rpe.compile(text, reference=target == "reference")
+        got = mod.f(q, k, v)
+        s = function(np.einsum("bhid,bhjd->bhij", q.astype(np.float64), k)
+                     * SCALE)
+        i, j = np.arange(lq)[:, None], np.arange(lk)[None, :]
+        s = np.where((j <= i) & (j > i - window), s, -np.inf)
+        p = np.exp(s - s.max(-1, keepdims=True))
+        p /= p.sum(-1, keepdims=True)
+        want = np.einsum("bhij,bhjd->bhid", p, v)
+        np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)

@@ -219,3 +219,104 @@ func.func @per_head_read(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
   }
   return %0 : tensor<1x2x8x4xf32>
 }
+
+// -----
+
+// Band masks of the distance j - i in score_mod (transformers' sliding
+// window: causal and j > i - W; or the masked side as a disjunction; or a
+// negated test) become `causal` and `window = W`, the score_mod gone.
+// CHECK-LABEL: func.func @window_mask
+// CHECK: rpe.attention %{{.*}} causal window = 3 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>{{$}}
+// CHECK: rpe.attention %{{.*}} causal window = 3 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>{{$}}
+// CHECK: rpe.attention %{{.*}} window = 4 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>{{$}}
+// CHECK: rpe.attention %{{.*}} causal window = 5 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>{{$}}
+// A band that ends past the diagonal (j <= i + 1) is no attribute: it stays.
+// CHECK: rpe.attention %{{.*}} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+// CHECK: arith.select
+// Rows 3 to 7 of 8 see none of 2 keys through a window of 2: finfo.min
+// and -inf differ there (uniform weights against 0), the mask stays.
+// CHECK: rpe.attention %{{.*}} : tensor<1x2x8x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32> -> tensor<1x2x8x4xf32> {
+// CHECK: arith.select
+// So it does with dynamic lengths (no bound on Lq - Lk).
+// CHECK: rpe.attention %{{.*}} : tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32> -> tensor<1x2x?x4xf32> {
+// CHECK: arith.select
+// CHECK: return
+func.func @window_mask(%q: tensor<1x2x8x4xf32>, %k2: tensor<1x2x2x4xf32>, %qd: tensor<1x2x?x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x?x4xf32>) {
+  %min = arith.constant -3.40282347E+38 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %j64 = arith.index_cast %j : index to i64
+    %i64 = arith.index_cast %i : index to i64
+    %c3 = arith.constant 3 : i64
+    %past = arith.cmpi sle, %j64, %i64 : i64
+    %lo = arith.subi %i64, %c3 : i64
+    %near = arith.cmpi sgt, %j64, %lo : i64
+    %keep = arith.andi %past, %near : i1
+    %m = arith.select %keep, %zero, %min : f32
+    %t = arith.addf %s, %m : f32
+    rpe.yield %t : f32
+  }
+  %1 = rpe.attention %q, %q, %q : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c3 = arith.constant 3 : index
+    %future = arith.cmpi ugt, %j, %i : index
+    %d = arith.subi %i, %j : index
+    %far = arith.cmpi sge, %d, %c3 : index
+    %masked = arith.ori %future, %far : i1
+    %m = arith.select %masked, %ninf, %zero : f32
+    %t = arith.addf %m, %s : f32
+    rpe.yield %t : f32
+  }
+  %2 = rpe.attention %q, %q, %q : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c4 = arith.constant 4 : index
+    %d = arith.subi %i, %j : index
+    %keep = arith.cmpi slt, %d, %c4 : index
+    %m = arith.select %keep, %zero, %min : f32
+    %t = arith.addf %s, %m : f32
+    rpe.yield %t : f32
+  }
+  %3 = rpe.attention %q, %q, %q : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %true = arith.constant true
+    %c4 = arith.constant 4 : index
+    %future = arith.cmpi sgt, %j, %i : index
+    %past = arith.xori %future, %true : i1
+    %j4 = arith.addi %j, %c4 : index
+    %near = arith.cmpi sge, %j4, %i : index
+    %keep = arith.andi %near, %past : i1
+    %m = arith.select %keep, %zero, %min : f32
+    %t = arith.addf %s, %m : f32
+    rpe.yield %t : f32
+  }
+  %4 = rpe.attention %q, %q, %q : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c1 = arith.constant 1 : index
+    %i1 = arith.addi %i, %c1 : index
+    %keep = arith.cmpi sle, %j, %i1 : index
+    %m = arith.select %keep, %zero, %min : f32
+    %t = arith.addf %s, %m : f32
+    rpe.yield %t : f32
+  }
+  %5 = rpe.attention %q, %k2, %k2 : tensor<1x2x8x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c2 = arith.constant 2 : index
+    %d = arith.subi %i, %j : index
+    %keep = arith.cmpi slt, %d, %c2 : index
+    %m = arith.select %keep, %zero, %min : f32
+    %t = arith.addf %s, %m : f32
+    rpe.yield %t : f32
+  }
+  %6 = rpe.attention %qd, %qd, %qd : tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32>, tensor<1x2x?x4xf32> -> tensor<1x2x?x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c2 = arith.constant 2 : index
+    %d = arith.subi %i, %j : index
+    %keep = arith.cmpi slt, %d, %c2 : index
+    %m = arith.select %keep, %zero, %min : f32
+    %t = arith.addf %s, %m : f32
+    rpe.yield %t : f32
+  }
+  return %0, %1, %2, %3, %4, %5, %6 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x?x4xf32>
+}

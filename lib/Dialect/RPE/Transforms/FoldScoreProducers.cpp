@@ -9,9 +9,9 @@
 // (b, h, i, j) is recomputed from the producers' inputs, which are smaller
 // than Lq×Lk. The kernels then tabulate what depends on (i, j) only through
 // i - j (hoistToeplitzTerms), so a T5 bias written by a front end runs like
-// rpe.relative_bias. An additive mask that is exactly causal becomes the
-// `causal` attribute, and sign tests of positions fold (positions are not
-// negative).
+// rpe.relative_bias. An additive mask of a band of distances j - i (causal,
+// sliding window) becomes the `causal` and `window` attributes, and sign
+// tests of positions fold (positions are not negative).
 //
 //===----------------------------------------------------------------------===//
 
@@ -419,22 +419,166 @@ bool isMaskValue(const APFloat &v) {
          -static_cast<double>(std::numeric_limits<float>::max());
 }
 
-/// Terms of the sum score_mod yields: `select(j > i, M, 0)` (or `select(j <=
-/// i, 0, M)`, any operand order) with M = -inf or at most -FLT_MAX becomes
-/// the `causal` attribute, only without q_offset and key_lengths: then no
-/// row is fully masked, and M and -inf give the same probabilities (exp
-/// underflows to 0). A constant ±0 term goes: it changes at most the sign of
-/// a zero score, which softmax does not see (a front end's all-true mask,
-/// once its position test has folded).
-struct RecognizeCausalMask : OpRewritePattern<AttentionOp> {
+/// `coefJ·j + coefI·i + constant` of score_mod's key and query positions.
+struct PositionForm {
+  int64_t coefJ = 0, coefI = 0, constant = 0;
+};
+
+/// `v` as a PositionForm: positions, integer constants (|c| < 2^30), their
+/// sums and differences, through integer casts of 32 bits or more.
+std::optional<PositionForm> positionForm(Value v, Block &block,
+                                         unsigned depth = 0) {
+  constexpr int64_t kMaxConstant = int64_t(1) << 30;
+  if (depth > 6)
+    return std::nullopt;
+  int64_t arg = positionArgument(v, block);
+  if (arg == 3)
+    return PositionForm{0, 1, 0};
+  if (arg == 4)
+    return PositionForm{1, 0, 0};
+  APInt constant;
+  if (matchPattern(v, m_ConstantInt(&constant))) {
+    if (constant.getSignificantBits() > 31)
+      return std::nullopt;
+    return PositionForm{0, 0, constant.getSExtValue()};
+  }
+  Operation *def = v.getDefiningOp();
+  if (!def || def->getBlock() != &block)
+    return std::nullopt;
+  if (isa<arith::IndexCastOp, arith::ExtSIOp>(def)) {
+    Type t = v.getType();
+    if (!t.isIndex() && t.getIntOrFloatBitWidth() < 32)
+      return std::nullopt;
+    return positionForm(def->getOperand(0), block, depth + 1);
+  }
+  if (!isa<arith::AddIOp, arith::SubIOp>(def))
+    return std::nullopt;
+  std::optional<PositionForm> a =
+      positionForm(def->getOperand(0), block, depth + 1);
+  std::optional<PositionForm> b =
+      positionForm(def->getOperand(1), block, depth + 1);
+  if (!a || !b)
+    return std::nullopt;
+  int64_t sign = isa<arith::SubIOp>(def) ? -1 : 1;
+  PositionForm f{a->coefJ + sign * b->coefJ, a->coefI + sign * b->coefI,
+                 a->constant + sign * b->constant};
+  if (std::abs(f.coefJ) > 1 || std::abs(f.coefI) > 1 ||
+      std::abs(f.constant) >= kMaxConstant)
+    return std::nullopt;
+  return f;
+}
+
+/// The keys a mask keeps, as a band of the distance d = j - i: lo <= d <= hi
+/// (either side may be open).
+struct Band {
+  std::optional<int64_t> lo, hi;
+};
+
+/// Narrows `band` to where `cond` is `keepWhen`: conjunctions (of kept
+/// conditions) and disjunctions (of masked ones) of comparisons of j - i
+/// with constants, negations, constants. Fails on anything else.
+bool narrowBand(Value cond, bool keepWhen, Band &band, Block &block,
+                unsigned depth = 0) {
+  if (depth > 8)
+    return false;
+  APInt constant;
+  if (matchPattern(cond, m_ConstantInt(&constant)))
+    // Always kept: no constraint; never kept: not a band.
+    return constant.isOne() == keepWhen;
+  Operation *def = cond.getDefiningOp();
+  if (!def || def->getBlock() != &block)
+    return false;
+  if ((keepWhen && isa<arith::AndIOp>(def)) ||
+      (!keepWhen && isa<arith::OrIOp>(def)))
+    return narrowBand(def->getOperand(0), keepWhen, band, block, depth + 1) &&
+           narrowBand(def->getOperand(1), keepWhen, band, block, depth + 1);
+  if (auto xorOp = dyn_cast<arith::XOrIOp>(def)) {
+    for (unsigned k : {0u, 1u})
+      if (matchPattern(xorOp->getOperand(1 - k), m_One()))
+        return narrowBand(xorOp->getOperand(k), !keepWhen, band, block,
+                          depth + 1);
+    return false;
+  }
+  auto cmp = dyn_cast<arith::CmpIOp>(def);
+  if (!cmp)
+    return false;
+  std::optional<PositionForm> lhs = positionForm(cmp.getLhs(), block);
+  std::optional<PositionForm> rhs = positionForm(cmp.getRhs(), block);
+  if (!lhs || !rhs)
+    return false;
+  // (lhs - rhs) pred 0, as (d + c) pred 0 with d = j - i.
+  int64_t coefJ = lhs->coefJ - rhs->coefJ, coefI = lhs->coefI - rhs->coefI;
+  int64_t c = lhs->constant - rhs->constant;
+  arith::CmpIPredicate pred = cmp.getPredicate();
+  using P = arith::CmpIPredicate;
+  if (pred == P::ult || pred == P::ule || pred == P::ugt || pred == P::uge) {
+    // Unsigned only as `j ? i` (positions are not negative).
+    auto isPosition = [](const PositionForm &f) {
+      return f.constant == 0 && f.coefJ + f.coefI == 1 &&
+             (f.coefJ == 0 || f.coefI == 0);
+    };
+    if (!isPosition(*lhs) || !isPosition(*rhs))
+      return false;
+    pred = pred == P::ult   ? P::slt
+           : pred == P::ule ? P::sle
+           : pred == P::ugt ? P::sgt
+                            : P::sge;
+  }
+  if (coefJ != -coefI || coefJ == 0)
+    return false;
+  if (coefJ < 0) {
+    // -(d - c) pred 0 <=> (d - c) swapped-pred 0.
+    c = -c;
+    pred = swapCmpIOperands(pred);
+  }
+  if (!keepWhen)
+    pred = arith::invertPredicate(pred);
+  auto lower = [&](int64_t v) {
+    band.lo = band.lo ? std::max(*band.lo, v) : v;
+  };
+  auto upper = [&](int64_t v) {
+    band.hi = band.hi ? std::min(*band.hi, v) : v;
+  };
+  switch (pred) {
+  case P::slt:
+    upper(-c - 1);
+    return true;
+  case P::sle:
+    upper(-c);
+    return true;
+  case P::sgt:
+    lower(-c + 1);
+    return true;
+  case P::sge:
+    lower(-c);
+    return true;
+  case P::eq:
+    lower(-c);
+    upper(-c);
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// Terms of the sum score_mod yields that mask a band of distances:
+/// `select(keep, 0, M)` or `select(masked, M, 0)` (M = -inf or at most
+/// -FLT_MAX) where `keep` is a band i - W < j <= i written as comparisons
+/// of positions and constants (transformers' causal and sliding-window masks),
+/// become `causal` (the band ends at d = 0) and `window = W` (it starts at
+/// d = 1 - W), only without q_offset and key_lengths and, for a window, with
+/// static lengths Lq <= Lk + W - 1: then no row is fully masked, and M and
+/// -inf give the same probabilities (exp underflows to 0). A constant ±0 term
+/// goes: it changes at most the sign of a zero score, which softmax does not
+/// see (a front end's all-true mask, once its position test has folded).
+struct RecognizeBandMask : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     if (op.getScoreMod().empty())
       return failure();
-    bool maySetCausal =
-        !op.getCausal() && !op.getQOffset() && !op.getKeyLengths();
+    bool mayMask = !op.getQOffset() && !op.getKeyLengths();
     Block &block = op.getScoreMod().front();
     Value yielded = cast<YieldOp>(block.getTerminator()).getValues().front();
     // The summands of the addf tree the score_mod yields.
@@ -448,49 +592,64 @@ struct RecognizeCausalMask : OpRewritePattern<AttentionOp> {
         Value term = add->getOperand(k);
         bool zero =
             isFloatConstant(term, [](const APFloat &x) { return x.isZero(); });
-        bool causal = !zero && maySetCausal && isCausalMask(term, block);
-        if (zero || causal) {
-          rewriter.replaceOp(add, add->getOperand(1 - k));
-          if (causal)
-            rewriter.modifyOpInPlace(op, [&] { op.setCausal(true); });
-          return success();
+        std::optional<int64_t> window;
+        bool causal = false;
+        if (!zero && (!mayMask || !bandMask(op, term, block, causal, window))) {
+          worklist.push_back(term);
+          continue;
         }
-        worklist.push_back(term);
+        rewriter.replaceOp(add, add->getOperand(1 - k));
+        rewriter.modifyOpInPlace(op, [&] {
+          if (causal)
+            op.setCausal(true);
+          if (window) {
+            std::optional<uint64_t> old = op.getWindow();
+            op.setWindow(old ? std::min<uint64_t>(*old, *window) : *window);
+          }
+        });
+        return success();
       }
     }
-    return rewriter.notifyMatchFailure(op, "no causal mask term");
+    return rewriter.notifyMatchFailure(op, "no band mask term");
   }
 
-  static bool isCausalMask(Value v, Block &block) {
+  /// Whether `v` is a mask term the attributes can express: sets `causal`
+  /// and `window` to them.
+  static bool bandMask(AttentionOp op, Value v, Block &block, bool &causal,
+                       std::optional<int64_t> &window) {
     auto select = v.getDefiningOp<arith::SelectOp>();
     if (!select)
       return false;
-    auto cmp = select.getCondition().getDefiningOp<arith::CmpIOp>();
-    if (!cmp)
-      return false;
     auto isZero = [](const APFloat &x) { return x.isZero(); };
-    bool maskWhenTrue;
+    bool keepWhen;
     if (isFloatConstant(select.getTrueValue(), isMaskValue) &&
         isFloatConstant(select.getFalseValue(), isZero))
-      maskWhenTrue = true;
+      keepWhen = false;
     else if (isFloatConstant(select.getTrueValue(), isZero) &&
              isFloatConstant(select.getFalseValue(), isMaskValue))
-      maskWhenTrue = false;
+      keepWhen = true;
     else
       return false;
-    int64_t lhs = positionArgument(cmp.getLhs(), block);
-    int64_t rhs = positionArgument(cmp.getRhs(), block);
-    if (lhs < 0 || rhs < 0 || lhs == rhs ||
-        cmp.getLhs().getType() != cmp.getRhs().getType())
+    Band band;
+    if (!narrowBand(select.getCondition(), keepWhen, band, block) ||
+        (!band.lo && !band.hi))
       return false;
-    // The predicate as `j ? i`, then the one under which an entry is masked.
-    arith::CmpIPredicate pred = cmp.getPredicate();
-    if (lhs == 3)
-      pred = swapCmpIOperands(pred);
-    if (!maskWhenTrue)
-      pred = arith::invertPredicate(pred);
-    return pred == arith::CmpIPredicate::sgt ||
-           pred == arith::CmpIPredicate::ugt;
+    // The band must end at the diagonal (causal) and start at or before it.
+    if ((band.hi && *band.hi != 0) || (band.lo && *band.lo > 0))
+      return false;
+    causal = band.hi.has_value();
+    if (band.lo) {
+      int64_t w = 1 - *band.lo;
+      auto qType = cast<RankedTensorType>(op.getQ().getType());
+      auto kType = cast<RankedTensorType>(op.getK().getType());
+      int64_t lq = qType.getDimSize(2), lk = kType.getDimSize(2);
+      // Row i sees no key when i >= Lk + W - 1.
+      if (ShapedType::isDynamic(lq) || ShapedType::isDynamic(lk) ||
+          lq > lk + w - 1)
+        return false;
+      window = w;
+    }
+    return true;
   }
 };
 
@@ -541,8 +700,7 @@ struct FoldPositionSignTests : OpRewritePattern<arith::CmpIOp> {
 void mlir::rpe::populateRPEFoldScoreProducersPatterns(
     RewritePatternSet &patterns, int64_t maxOps) {
   patterns.add<FoldScoreProducers>(patterns.getContext(), maxOps);
-  patterns.add<RecognizeCausalMask, FoldPositionSignTests>(
-      patterns.getContext());
+  patterns.add<RecognizeBandMask, FoldPositionSignTests>(patterns.getContext());
   // The producers' bounds checks are repeated in score_mod.
   populateRPEEraseUnusedChecksPatterns(patterns);
   // A score_mod left yielding its score (the mask became `causal`) goes.
