@@ -115,7 +115,13 @@ TORCH_IMPLS = ("sdpa_none", "sdpa_t5_mask", "flex_t5", "seed_eager",
                "sdpa_deberta", "flex_deberta")
 # Torch implementations not in the default set.
 TORCH_EXTRA_IMPLS = ("sdpa_deberta_causal", "flex_deberta_causal",
-                     "sdpa_deberta_padded", "flex_deberta_padded")
+                     "sdpa_deberta_padded", "flex_deberta_padded",
+                     "sdpa_window", "flex_window")
+# Mistral-style sliding-window attention (causal, keys i - W < j <= i): rpe's
+# `causal window = W`, SDPA with the boolean band mask, FlexAttention with
+# the band as a block mask (it skips the blocks outside). Not in the
+# default set: --impls rpe_none_causal,rpe_none_window,sdpa_window,...
+WINDOW = 512
 LABELS = {
     "rpe_none": "rpe bias-free", "rpe_t5": "rpe T5",
     "rpe_t5_hf": "rpe T5 from transformers", "rpe_clip": "rpe clip",
@@ -134,6 +140,9 @@ LABELS = {
     "flex_deberta_causal": "FlexAttention DeBERTa causal (block mask)",
     "sdpa_deberta_padded": "SDPA + DeBERTa mask, keys ≥ L/2 masked",
     "flex_deberta_padded": "FlexAttention DeBERTa, keys ≥ L/2 (block mask)",
+    "rpe_none_window": "rpe sliding window %d" % WINDOW,
+    "sdpa_window": "SDPA + sliding-window bool mask",
+    "flex_window": "FlexAttention sliding window (block mask)",
 }
 # DeBERTa's buckets in every implementation: Log(256, 512), as DeBERTa-v3.
 DEBERTA_BUCKETS, DEBERTA_MAX_POSITION = 256, 512
@@ -152,6 +161,8 @@ def _rpe_module(impl, length):
     """The MLIR text of an rpe implementation (function @attn)."""
     from rpe import ir
     common = dict(batch=B, heads=H, lq=None, lk=None, head_dim=D)
+    if impl == "rpe_none_window":
+        return _plain(True, window=WINDOW)
     causal = impl.endswith("_causal")
     kind = impl[len("rpe_"):].replace("_causal", "")
     if kind == "none":
@@ -180,11 +191,14 @@ def _rpe_module(impl, length):
     raise ValueError(impl)
 
 
-def _plain(causal, batch=B, heads=H, kv_heads=H, head_dim=D, q_offset=False):
+def _plain(causal, batch=B, heads=H, kv_heads=H, head_dim=D, q_offset=False,
+           window=None):
     qt = "tensor<%dx%dx?x%dxf32>" % (batch, heads, head_dim)
     kt = "tensor<%dx%dx?x%dxf32>" % (batch, kv_heads, head_dim)
     off_arg = ", %off: index" if q_offset else ""
     opts = (" q_offset(%off)" if q_offset else "") + (" causal" if causal else "")
+    if window:
+        opts += " window = %d" % window
     return """func.func @attn(%%q: %s, %%k: %s, %%v: %s%s) -> %s {
   %%o = rpe.attention %%q, %%k, %%v%s : %s, %s, %s -> %s
   return %%o : %s
@@ -507,6 +521,27 @@ def _build(impl, length, dec, library=None, threads=None):
         def call():
             with torch.no_grad():
                 return flex(q, k, v, score_mod=score_mod, scale=1.0)
+    elif impl == "sdpa_window":
+        # The boolean band mask (L, L) is built once, outside the timing.
+        i, j = pos[:, None], pos[None, :]
+        mask = (j <= i) & (j > i - WINDOW)
+
+        def call():
+            with torch.no_grad():
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    elif impl == "flex_window":
+        from torch.nn.attention.flex_attention import (create_block_mask,
+                                                       flex_attention)
+
+        def band(b, h, q_idx, kv_idx):
+            return (kv_idx <= q_idx) & (q_idx - kv_idx < WINDOW)
+        block_mask = create_block_mask(band, None, None, length, length,
+                                       device="cpu")
+        flex = torch.compile(flex_attention, dynamic=False)
+
+        def call():
+            with torch.no_grad():
+                return flex(q, k, v, block_mask=block_mask)
     elif impl.startswith(("sdpa_deberta", "flex_deberta")):
         call = _torch_deberta_call(torch, impl, q, k, v,
                                    *_torch_deberta_tables(torch, length))
@@ -773,6 +808,10 @@ def run_child(impl, length, repeats, dec=None):
 
 
 def flops(impl, lq, lk, b=B, h=H, d=D, causal=None):
+    if impl.endswith("_window"):
+        # The (i, j) pairs of the band: row i sees min(i + 1, W) keys.
+        w = min(WINDOW, lq)
+        return 4.0 * b * h * d * (w * (w + 1) / 2 + (lq - w) * w)
     f = 4.0 * b * h * lq * lk * d
     if causal if causal is not None else impl.endswith("_causal"):
         f /= 2
@@ -969,7 +1008,9 @@ def markdown(results, lengths, impls):
                  ("rpe_deberta_causal", "sdpa_deberta_causal"),
                  ("rpe_deberta_causal", "flex_deberta_causal"),
                  ("rpe_deberta_padded", "sdpa_deberta_padded"),
-                 ("rpe_deberta_padded", "flex_deberta_padded")]:
+                 ("rpe_deberta_padded", "flex_deberta_padded"),
+                 ("rpe_none_window", "sdpa_window"),
+                 ("rpe_none_window", "flex_window")]:
         if a not in impls or b not in impls:
             continue
         out.append("| %s vs %s | %s |" % (LABELS[a], LABELS[b], " | ".join(
@@ -984,7 +1025,9 @@ def markdown(results, lengths, impls):
                         ("rpe_deberta", "rpe_deberta_causal",
                          "DeBERTa causal / DeBERTa"),
                         ("rpe_deberta", "rpe_deberta_padded",
-                         "DeBERTa keys < L/2 / DeBERTa")]:
+                         "DeBERTa keys < L/2 / DeBERTa"),
+                        ("rpe_none", "rpe_none_window",
+                         "sliding window %d / bias-free" % WINDOW)]:
         if a in impls and b in impls:
             out.append("| %s | %s |" % (label, " | ".join(
                 time_ratio(a, b, n, "%.3f") for n in lengths)))

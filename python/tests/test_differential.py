@@ -771,6 +771,15 @@ def gen_attention():
         Attn(2, 4, 2, 70, 70, 32, 16, causal=True, off=0, kl=True, elem="f16"),
         Attn(1, 4, 2, 131, 97, 32, 16, causal=True, off=-20, kl=True, elem="f16"),
         Attn(2, 4, 2, 1, 300, 32, 16, causal=True, off=299, kl=True, elem="f16")])
+    # With a window: the tensor-core and register kernels start at the
+    # aligned tile of the block's first window start.
+    variant("attn_f16_tc_window", {"B", "Lq", "Lk"}, [
+        Attn(1, 4, 2, 131, 131, 32, 16, causal=True, off=0, kl=True,
+             window=40, elem="f16"),
+        Attn(2, 4, 2, 70, 97, 32, 16, causal=True, off=27, kl=True,
+             window=40, elem="f16"),
+        Attn(1, 4, 2, 3, 300, 32, 16, causal=True, off=297, kl=True,
+             window=40, elem="f16")])
     variant("attn_f16_tc_bias", {"B", "Lq", "Lk"}, [
         Attn(2, 3, 3, 33, 65, 16, 8, bias=(3, None, None), elem="f16"),
         Attn(1, 3, 3, 64, 17, 16, 8, bias=(3, None, None), elem="f16")])

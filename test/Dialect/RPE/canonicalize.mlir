@@ -160,6 +160,28 @@ func.func @zero_bias(%q: tensor<1x2x8x16xf32>) -> (tensor<1x2x8x16xf32>, tensor<
 
 // -----
 
+// A window that no query position reaches past (Lq = 8 rows, positions up to
+// 7 + q_offset, all below W) masks nothing and is dropped; with position 8
+// (W = 8 and q_offset 1, or W = 4) or a q_offset unknown it stays.
+// CHECK-LABEL: func.func @idle_window
+// CHECK: rpe.attention %{{.*}} causal : tensor<1x2x8x16xf32>
+// CHECK-NEXT: rpe.attention %{{.*}} q_offset(%{{.*}}) causal : tensor<1x2x8x16xf32>
+// CHECK-NEXT: rpe.attention %{{.*}} q_offset(%{{.*}}) causal window = 8 : tensor<1x2x8x16xf32>
+// CHECK-NEXT: rpe.attention %{{.*}} causal window = 4 : tensor<1x2x8x16xf32>
+// CHECK-NEXT: rpe.attention %{{.*}} q_offset(%{{.*}}) window = 100 : tensor<1x2x8x16xf32>
+func.func @idle_window(%q: tensor<1x2x8x16xf32>, %off: index) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %0 = rpe.attention %q, %q, %q causal window = 8 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %1 = rpe.attention %q, %q, %q q_offset(%c0) causal window = 8 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %2 = rpe.attention %q, %q, %q q_offset(%c1) causal window = 8 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %3 = rpe.attention %q, %q, %q causal window = 4 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %4 = rpe.attention %q, %q, %q q_offset(%off) window = 100 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %0, %1, %2, %3, %4 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+}
+
+// -----
+
 // Non-zero splats, non-splat constants and computed biases stay.
 // CHECK-LABEL: func.func @nonzero_bias
 // CHECK-COUNT-3: bias(

@@ -99,15 +99,24 @@ func.func @half(%q: tensor<2x4x33x12xf16>) -> tensor<2x4x33x12xf16> {
 
 // -----
 
-// The GPU kernels take a window as a mask in score_mod: inside the kernel
-// the scores of keys with j + W <= i are -inf.
+// A window: the block's key loop starts at the tile (8 keys) holding its
+// first row's window start, max(row0 - 31, 0) rounded down; inside, the
+// scores of keys with j + W <= i are -inf beside the causal mask.
 // CHECK-LABEL: func.func @window
-// CHECK: gpu.launch
-// CHECK: %[[END:.*]] = arith.addi %{{.*}}, %c32 : index
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9]+]]
+// CHECK: %[[ROW0:.*]] = arith.muli %[[BX]], %c128 : index
+// CHECK: %[[FIRST:.*]] = arith.subi %[[ROW0]], %c31 : index
+// CHECK-NEXT: %[[START:.*]] = arith.maxsi %[[FIRST]], %c0 : index
+// CHECK-NEXT: %[[TILES:.*]] = arith.divui %[[START]], %c8 : index
+// CHECK-NEXT: %[[ALIGNED:.*]] = arith.muli %[[TILES]], %c8 : index
+// CHECK-NEXT: scf.for %{{.*}} = %[[ALIGNED]] to %{{.*}} step %c8
+// CHECK: %[[FUT:.*]] = arith.ori
+// CHECK-NEXT: %[[END:.*]] = arith.addi %{{.*}}, %c32 : index
 // CHECK-NEXT: %[[OLD:.*]] = arith.cmpi sle, %[[END]], %{{.*}} : index
-// CHECK-NEXT: arith.select %[[OLD]], %cst{{.*}}, %{{.*}} : f32
+// CHECK-NEXT: %[[HIDE:.*]] = arith.ori %[[FUT]], %[[OLD]] : i1
+// CHECK-NEXT: arith.select %[[HIDE]], %cst{{.*}}, %{{.*}} : f32
 // CHECK: gpu.terminator
-func.func @window(%q: tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32> {
-  %0 = rpe.attention %q, %q, %q causal window = 32 : tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32> -> tensor<1x2x100x16xf32>
-  return %0 : tensor<1x2x100x16xf32>
+func.func @window(%q: tensor<1x2x1000x16xf32>) -> tensor<1x2x1000x16xf32> {
+  %0 = rpe.attention %q, %q, %q causal window = 32 : tensor<1x2x1000x16xf32>, tensor<1x2x1000x16xf32>, tensor<1x2x1000x16xf32> -> tensor<1x2x1000x16xf32>
+  return %0 : tensor<1x2x1000x16xf32>
 }

@@ -114,6 +114,30 @@ struct DropIdentityScoreMod : OpRewritePattern<AttentionOp> {
   }
 };
 
+/// A window no query position reaches past (every position i + q_offset
+/// below W: static Lq, q_offset absent or constant) masks nothing: drop it.
+struct DropIdleWindow : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<uint64_t> window = op.getWindow();
+    int64_t lq = cast<RankedTensorType>(op.getQ().getType()).getDimSize(2);
+    if (!window || ShapedType::isDynamic(lq))
+      return rewriter.notifyMatchFailure(op, "no window or a dynamic Lq");
+    APInt offset(64, 0);
+    if (Value off = op.getQOffset())
+      if (!matchPattern(off, m_ConstantInt(&offset)))
+        return rewriter.notifyMatchFailure(op, "q_offset is not a constant");
+    // The last position, lq - 1 + q_offset, below W (in 128 bits: no wrap).
+    APInt last = offset.sextOrTrunc(128) + APInt(128, lq - 1, true);
+    if (lq > 0 && !last.slt(APInt(128, *window)))
+      return rewriter.notifyMatchFailure(op, "the window masks keys");
+    rewriter.modifyOpInPlace(op, [&] { op.removeWindowAttr(); });
+    return success();
+  }
+};
+
 } // namespace
 
 void RelativeBiasOp::getCanonicalizationPatterns(RewritePatternSet &results,
@@ -128,5 +152,5 @@ void RotaryOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<DropZeroBias, DropIdentityScoreMod>(context);
+  results.add<DropZeroBias, DropIdentityScoreMod, DropIdleWindow>(context);
 }

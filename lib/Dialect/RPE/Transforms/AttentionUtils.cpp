@@ -551,35 +551,6 @@ Value mlir::rpe::buildWindowStart(OpBuilder &b, Location loc, Value firstPos,
   return arith::MaxSIOp::create(b, loc, start, indexConst(b, loc, 0));
 }
 
-void mlir::rpe::moveWindowIntoScoreMod(RewriterBase &rewriter, AttentionOp op) {
-  std::optional<uint64_t> window = op.getWindow();
-  if (!window)
-    return;
-  OpBuilder::InsertionGuard guard(rewriter);
-  Location loc = op.getLoc();
-  Region &region = op.getScoreMod();
-  if (region.empty()) {
-    Type idx = rewriter.getIndexType();
-    Block *block = rewriter.createBlock(
-        &region, region.end(), {rewriter.getF32Type(), idx, idx, idx, idx},
-        SmallVector<Location>(5, loc));
-    YieldOp::create(rewriter, loc, ValueRange{block->getArgument(0)});
-  }
-  Block &block = region.front();
-  auto yield = cast<YieldOp>(block.getTerminator());
-  rewriter.setInsertionPoint(yield);
-  Value masked =
-      buildWindowMasked(rewriter, loc, block.getArgument(4),
-                        block.getArgument(3), static_cast<int64_t>(*window));
-  Value negInf = arith::ConstantOp::create(
-      rewriter, loc,
-      rewriter.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-  Value s = arith::SelectOp::create(rewriter, loc, masked, negInf,
-                                    yield.getValues().front());
-  rewriter.modifyOpInPlace(yield, [&] { yield.getValuesMutable().assign(s); });
-  rewriter.modifyOpInPlace(op, [&] { op.removeWindowAttr(); });
-}
-
 std::optional<std::pair<int64_t, int64_t>>
 mlir::rpe::getTensorCoreHeadDims(AttentionOp op) {
   if (op.getRelValues())

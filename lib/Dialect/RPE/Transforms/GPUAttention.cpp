@@ -117,6 +117,20 @@ Value mlir::rpe::buildGPUBlockKeyEnd(OpBuilder &b, Location loc, AttentionOp op,
   return buildKeyEnd(b, loc, dims.lk, length, causalEnd);
 }
 
+Value mlir::rpe::buildGPUBlockKeyStart(OpBuilder &b, Location loc,
+                                       AttentionOp op, Value row0,
+                                       int64_t tileK) {
+  std::optional<uint64_t> window = op.getWindow();
+  if (!window)
+    return indexConst(b, loc, 0);
+  Value start = buildWindowStart(
+      b, loc, buildQueryPosition(b, loc, row0, op.getQOffset()),
+      static_cast<int64_t>(*window));
+  Value tile = indexConst(b, loc, tileK);
+  return arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, start, tile), tile);
+}
+
 GPUKernelFrame mlir::rpe::beginGPUKernel(RewriterBase &rewriter, AttentionOp op,
                                          const AttentionSizes &dims,
                                          Value numBlocks) {
@@ -222,6 +236,14 @@ Value mlir::rpe::buildGPUScore(OpBuilder &b, Location l, AttentionOp op,
     masked = masked ? arith::OrIOp::create(b, l, masked, future).getResult()
                     : future;
   }
+  // The window on every tile (the key loop starts at the first row's
+  // window; the later rows' windows start later).
+  if (std::optional<uint64_t> window = op.getWindow()) {
+    Value past =
+        buildWindowMasked(b, l, key, qPos, static_cast<int64_t>(*window));
+    masked =
+        masked ? arith::OrIOp::create(b, l, masked, past).getResult() : past;
+  }
   if (!masked)
     return s;
   return arith::SelectOp::create(b, l, masked, f32Const(b, l, kNegInf), s);
@@ -283,7 +305,6 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
           "max-head-dim (" +
               std::to_string(options.maxHeadDim) + ")");
     }
-    Value zero = indexConst(rewriter, loc, 0);
     Value one = indexConst(rewriter, loc, 1);
     Value rowsC = indexConst(rewriter, loc, rows);
     Value numBlocks = arith::CeilDivUIOp::create(rewriter, loc, dims.lq, rowsC);
@@ -373,8 +394,9 @@ struct GPUAttention : OpRewritePattern<AttentionOp> {
       return arith::MulFOp::create(b, l, extractF32(b, l, q, at), dims.scale);
     };
     Value tileKC = indexConst(rewriter, loc, tileK);
+    Value kStart = buildGPUBlockKeyStart(rewriter, loc, op, row0, tileK);
     auto keyLoop = scf::ForOp::create(
-        rewriter, loc, zero, kEnd, tileKC, init,
+        rewriter, loc, kStart, kEnd, tileKC, init,
         [&](OpBuilder &b, Location l, Value k0, ValueRange iter) {
           Value m = iter[0], lsum = iter[1];
           SmallVector<Value> acc(iter.drop_front(2));
@@ -631,11 +653,6 @@ struct RPEGPUAttentionPass
     });
     if (failedOp)
       return signalPassFailure();
-    // The GPU kernels apply a window as a mask in score_mod (they visit every
-    // key tile up to the causal and length bounds).
-    IRRewriter rewriter(&getContext());
-    getOperation()->walk(
-        [&](AttentionOp op) { moveWindowIntoScoreMod(rewriter, op); });
     RewritePatternSet patterns(&getContext());
     populateRPEGPUAttentionPatterns(patterns, options);
     populateRPEGPUAttentionTensorCorePatterns(patterns, options);

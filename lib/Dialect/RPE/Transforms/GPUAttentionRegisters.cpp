@@ -759,15 +759,20 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
       if (!emulate)
         NVVM::CpAsyncCommitGroupOp::create(b, l);
     };
-    // The first tile, where there are keys at all.
+    // The first tile (0, or with a window the first row's window start), in
+    // its slot, where there are keys at all.
+    Value kStart = buildGPUBlockKeyStart(rewriter, loc, op, row0, tileK);
     {
-      Value any =
-          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ugt, kEnd,
-                                indexConst(rewriter, loc, 0));
+      Value any = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ugt, kEnd, kStart);
       auto ifAny = scf::IfOp::create(rewriter, loc, any,
                                      /*withElseRegion=*/false);
       OpBuilder fb = OpBuilder::atBlockBegin(ifAny.thenBlock());
-      stage(fb, loc, indexConst(fb, loc, 0), indexConst(fb, loc, 0));
+      Value firstSlot = arith::RemUIOp::create(
+          fb, loc,
+          arith::DivUIOp::create(fb, loc, kStart, indexConst(fb, loc, tileK)),
+          indexConst(fb, loc, 2));
+      stage(fb, loc, kStart, firstSlot);
       commit(rewriter, loc);
     }
 
@@ -776,8 +781,7 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
     // (The emulation's registers hold no values: nothing is carried.)
     SmallVector<Value> init = valuesOf(carried);
     auto keyLoop = scf::ForOp::create(
-        rewriter, loc, indexConst(rewriter, loc, 0), kEnd,
-        indexConst(rewriter, loc, tileK), init,
+        rewriter, loc, kStart, kEnd, indexConst(rewriter, loc, tileK), init,
         [&](OpBuilder &b, Location l, Value k0, ValueRange iterArgs) {
           setValues(carried, iterArgs);
           // Double buffering: this tile is in slot (k0 / tileK) % 2; the next

@@ -225,7 +225,6 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
       rowThreads *= 2;
 
     AttentionSizes dims = getAttentionSizes(rewriter, op);
-    Value zero = indexConst(rewriter, loc, 0);
     Value one = indexConst(rewriter, loc, 1);
     Value rowsC = indexConst(rewriter, loc, rows);
     Value numBlocks = arith::CeilDivUIOp::create(rewriter, loc, dims.lq, rowsC);
@@ -316,7 +315,8 @@ struct GPUAttentionTensorCores : OpRewritePattern<AttentionOp> {
               });
 
     forRange(
-        rewriter, loc, zero, kEnd, indexConst(rewriter, loc, tileK),
+        rewriter, loc, buildGPUBlockKeyStart(rewriter, loc, op, row0, tileK),
+        kEnd, indexConst(rewriter, loc, tileK),
         [&](OpBuilder &b, Location l, Value k0) {
           // Stage the key and value tiles; keys past kEnd repeat the last
           // key (their scores are masked, their p is 0).

@@ -47,11 +47,6 @@ Value buildKeyEnd(OpBuilder &b, Location loc, Value lk, Value length,
 Value buildWindowStart(OpBuilder &b, Location loc, Value firstPos,
                        int64_t window);
 
-/// Moves `op`'s `window` into its score_mod region (the score replaced by
-/// -inf where buildWindowMasked says so), for the kernels that do not skip
-/// the keys outside the window themselves. No-op without `window`.
-void moveWindowIntoScoreMod(RewriterBase &rewriter, AttentionOp op);
-
 /// `table` along the attention's diagonal: `diag[c, r] = table[bucket(r -
 /// shift, 0), c]` for every column c of the 2-D `table` (heads of a bias
 /// table, value rows of a rel_values table), `r < Lq + Lk - 1 + padding`,
@@ -79,6 +74,12 @@ Value buildDiagonalShift(OpBuilder &b, AttentionOp op);
 Value buildGPUBlockKeyEnd(OpBuilder &b, Location loc, AttentionOp op,
                           const AttentionSizes &dims, Value b0, Value row0,
                           Value rows);
+
+/// The first key tile a GPU attention block whose first row is `row0` can
+/// see: 0, or with a window the tile of `tileK` keys (aligned: the kernels'
+/// tiles keep their alignment) holding the first row's window start.
+Value buildGPUBlockKeyStart(OpBuilder &b, Location loc, AttentionOp op,
+                            Value row0, int64_t tileK);
 
 /// The frame both GPU attention kernels share: the result buffer and the
 /// `scf.if` that skips an empty grid (not a valid launch), with the rewriter
