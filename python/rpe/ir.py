@@ -555,11 +555,12 @@ class _Layer:
         return [s for s in (lq, lk) if s is not None]
 
     def attend(self, bias=None, bias_type=None, rel_values=None, rv_type=None,
-               bucketing=None, causal=False, scale=None, q=None, k=None):
+               bucketing=None, causal=False, scale=None, q=None, k=None,
+               window=None):
         text = _attention_text(q or self.q, k or self.k, self.v, self.qt, self.kt,
                                self.vt, self.rt, bias, bias_type, self.kl,
                                self.klt, self.off, rel_values, rv_type,
-                               bucketing, causal, scale)
+                               bucketing, causal, scale, window)
         return self.f.finish(self.f.emit("out", text), self.rt)
 
 
@@ -575,7 +576,8 @@ _LAYER_DOC = """
 def relative_bias_attention(bucketing, *, batch, heads, lq, lk, head_dim,
                             kv_heads=None, value_dim=None, causal=False,
                             key_lengths=False, q_offset=None, scale=None,
-                            elem="f32", name="relative_bias_attention"):
+                            elem="f32", name="relative_bias_attention",
+                            window=None):
     """Attention with a learned relative bias (T5 / Transformer-XL / the
     seed's ``RelativePositionBias`` / Swin): ``rpe.relative_bias`` of a
     ``NBxH`` table -> ``rpe.attention ... bias(...)``.
@@ -583,6 +585,7 @@ def relative_bias_attention(bucketing, *, batch, heads, lq, lk, head_dim,
     ``@name(%q, %k, %v, %table: tensor<NBxHxE>, [%key_lengths], [%q_offset])
     -> tensor<BxHxLqxDvxE>``.  With ``q_offset`` the bias is looked up at
     query positions ``i + q_offset`` and the causal mask shifts alike.
+    ``window``: a sliding window ``W`` (``rpe.attention ... window = W``).
     """ + _LAYER_DOC
     spelled = _check_bucketing(bucketing)
     L = _Layer(name, batch, heads, kv_heads, lq, lk, head_dim, value_dim, elem,
@@ -600,7 +603,7 @@ def relative_bias_attention(bucketing, *, batch, heads, lq, lk, head_dim,
         text += " sizes(%s)" % ", ".join(sizes)
     text += " by %s : %s -> %s" % (spelled, tt, bt)
     bias = f.emit("bias", text)
-    return L.attend(bias, bt, causal=causal, scale=scale)
+    return L.attend(bias, bt, causal=causal, scale=scale, window=window)
 
 
 def t5_attention(num_buckets=32, max_distance=128, bidirectional=True, **kw):
@@ -715,7 +718,8 @@ def deberta_scale(head_dim, c2p=True, p2c=True):
 
 def deberta_attention(bucketing, *, batch, heads, lq, lk, head_dim,
                       value_dim=None, c2p=True, p2c=True, causal=False,
-                      key_lengths=False, elem="f32", name="deberta_attention"):
+                      key_lengths=False, elem="f32", name="deberta_attention",
+                      window=None):
     """DeBERTa(-v2) disentangled attention: ``rpe.disentangled_bias`` as the
     bias and ``scale = 1/sqrt(D * (1 + c2p + p2c))`` applied to every term,
     as HF does (the position tables are multiplied by the scale inside the
@@ -740,4 +744,4 @@ def deberta_attention(bucketing, *, batch, heads, lq, lk, head_dim,
     bt = tensor_type((batch, heads, lq, lk), elem)
     bias = f.emit("bias", _disentangled_text(L.q, L.k, pqs, pks, spelled, c2p,
                                              p2c, L.qt, L.kt, pt, bt))
-    return L.attend(bias, bt, causal=causal, scale=s)
+    return L.attend(bias, bt, causal=causal, scale=s, window=window)

@@ -832,10 +832,11 @@ def _qkv(rng, B, H, Hkv, lq, lk, d, dv, elem):
 
 class Layer:
     def __init__(self, B, H, Hkv, lq, lk, d, dv=None, kl=False, off=None,
-                 causal=False):
+                 causal=False, window=None):
         self.B, self.H, self.Hkv, self.lq, self.lk = B, H, Hkv, lq, lk
         self.d, self.dv = d, d if dv is None else dv
         self.kl, self.off, self.causal = kl, off, causal
+        self.window = window
 
     def tag(self):
         t = "B%dH%dkv%d-%dx%d-D%d" % (self.B, self.H, self.Hkv, self.lq, self.lk, self.d)
@@ -845,6 +846,8 @@ class Layer:
             t += "-off%d" % self.off
         if self.causal:
             t += "-causal"
+        if self.window is not None:
+            t += "-win%d" % self.window
         return t
 
 
@@ -862,7 +865,7 @@ def _rba_make(b, c, scale, elem):
             args.append(off)
         bias = as_elem(ref.relative_bias(table, c.lq, c.lk, b, q_offset=off), elem)
         want = ref.attention(q, k, v, bias=bias, q_offset=off, causal=c.causal,
-                             scale=scale, **kw)
+                             scale=scale, window=c.window, **kw)
         return args, want, elem
     return make
 
@@ -911,6 +914,16 @@ def gen_relative_bias_attention():
         c = Layer(B, 4, 4, lq, lk, 8, off=o, causal=True)
         cases.append(("t5_attention", "decoder-" + c.tag(), "t5_decoder",
                       _rba_make(T5(16, 24, False), c, 1.0, "f32")))
+    # T5 decoder with a sliding window: the T5 diagonal tabulated and read
+    # only in the window's band.
+    fns.append(ir.t5_attention(32, 128, False, batch=None, heads=4, kv_heads=2,
+                               lq=None, lk=None, head_dim=8, causal=True,
+                               q_offset=True, key_lengths=True, window=50,
+                               name="t5_window"))
+    for B, lq, lk, o in ((2, 1, 300, 299), (1, 131, 131, 0), (2, 37, 97, 60)):
+        c = Layer(B, 4, 2, lq, lk, 8, kl=True, off=o, causal=True, window=50)
+        cases.append(("t5_attention", "window-" + c.tag(), "t5_window",
+                      _rba_make(T5(32, 128, False), c, 1.0, "f32")))
     # Swin window attention (static windows).
     for n, (wh, ww, H, d, elem, Bs) in enumerate(((7, 7, 3, 8, "f32", (1, 4)),
                                                   (2, 3, 2, 8, "f32", (3,)),
@@ -1137,7 +1150,8 @@ def _deberta_make(b, c, c2p, p2c, elem):
         pqs = as_elem(pq.astype(np.float32) * np.float32(s), elem)
         pks = as_elem(pk.astype(np.float32) * np.float32(s), elem)
         bias = as_elem(ref.disentangled_bias(q, k, pqs, pks, b, c2p=c2p, p2c=p2c), elem)
-        want = ref.attention(q, k, v, bias=bias, causal=c.causal, scale=s, **kw)
+        want = ref.attention(q, k, v, bias=bias, causal=c.causal, scale=s,
+                             window=c.window, **kw)
         return args, want, elem
     return make
 
@@ -1173,6 +1187,17 @@ def gen_deberta_attention():
         for B, lq, lk in shapes:
             c = Layer(B, H, H, lq, lk, d, kl=kl, causal=causal)
             cases.append((name + "-" + c.tag(), name, _deberta_make(b, c, c2p, p2c, elem)))
+    # Causal DeBERTa with a sliding window (the tables cover the keys of the
+    # blocks' bands).
+    name = "deberta_window"
+    b = Log(256, 512)
+    fns.append(ir.deberta_attention(b, batch=None, heads=2, lq=None, lk=None,
+                                    head_dim=16, causal=True, key_lengths=True,
+                                    window=70, name=name))
+    for B, lq, lk in ((2, 131, 131), (1, 300, 2100), (1, 2100, 2100)):
+        c = Layer(B, 2, 2, lq, lk, 16, kl=True, causal=True, window=70)
+        cases.append((name + "-" + c.tag(), name,
+                      _deberta_make(b, c, True, True, "f32")))
     mod = ir.merge(*fns)
     for cid, name, make in cases:
         add("deberta_attention", cid, mod, name, make)

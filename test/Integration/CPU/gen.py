@@ -64,6 +64,11 @@ RUN += ("\n// RUN: rpe-opt %s -rpe-cpu-pipeline=\"gpu-emulation=1\""
 RUN_THREADS = ("// RUN: rpe-opt %s -rpe-cpu-pipeline=\"num-threads=2 tile-q=2"
                " tile-k=3\" | %omp_mlir_runner | %python %S/check.py %s"
                " | FileCheck %s")
+# Cases that set `c.tiled` also run rpe-tile-attention's kernel (the
+# fallback of the vector kernel), with tiny tiles.
+RUN_TILED = ("// RUN: rpe-opt %s -rpe-cpu-pipeline=\"vectorize=0 tile-q=2"
+             " tile-k=3\" | %mlir_runner | %python %S/check.py %s"
+             " | FileCheck %s")
 
 # Tolerances |got - want| <= rtol*|want| + atol (check.py adds the 6-digit
 # print quantization of the runner on top).
@@ -173,6 +178,7 @@ class Case:
         self.results = []          # (shape, expected ndarray)
         self.used = set()
         self.counter = 0
+        self.tiled = False         # also run RUN_TILED
 
     # -- names ---------------------------------------------------------------
     def fresh(self, base):
@@ -317,6 +323,8 @@ class Case:
         run = RUN
         if self.name.startswith(("attention", "fused")):
             run += "\n" + RUN_THREADS
+        if self.tiled:
+            run += "\n" + RUN_TILED
         out = [run, "// CHECK: PASS", "",
                MARKER + " (case %s); do not edit." % self.name,
                "// Regenerate: /usr/bin/python3 test/Integration/CPU/gen.py",
@@ -754,7 +762,7 @@ def _(c):
 
 def _attn(c, q, k, v, want, bias=None, key_lengths=None, q_offset=None,
           rel_values=None, bucketing=None, causal=False, scale=None, region=None,
-          elem="f32", name="out"):
+          elem="f32", name="out", window=None):
     parts = ["rpe.attention %s, %s, %s" % (q, k, v)]
     if bias is not None:
         parts.append("bias(%s : %s)" % (bias, bias.type))
@@ -768,6 +776,8 @@ def _attn(c, q, k, v, want, bias=None, key_lengths=None, q_offset=None,
         parts.append("by " + bucketing.mlir())
     if causal:
         parts.append("causal")
+    if window is not None:
+        parts.append("window = %d" % window)
     if scale is not None:
         parts.append("scale = %s" % fmt_float(scale))
     shape = q.shape[:3] + (v.shape[3],)
@@ -818,6 +828,22 @@ def _(c):
     off = c.index("off", 5)
     want = ref.attention(q.value, k.value, v.value, causal=True, q_offset=5)
     c.print(_attn(c, q, k, v, want, q_offset=off, causal=True))
+
+
+@case("attention_window")
+def _(c):
+    """attention, causal with a sliding window of 3 (query i sees keys
+    i - 2 .. i), q_offset=2, Lq=7, Lk=9, key_lengths [9, 4], B=2, H=2,
+    D=4; also through rpe-tile-attention's kernel (tiles of 2 x 3: key tiles
+    before a query tile's window skipped)."""
+    c.tiled = True
+    q, k, v = _qkv(c, 2, 2, 2, 7, 9, 4, scale=2.0)
+    off = c.index("off", 2)
+    kl = c.ints("lens", [9, 4], "i32")
+    want = ref.attention(q.value, k.value, v.value, causal=True, q_offset=2,
+                         window=3, key_lengths=kl.value)
+    c.print(_attn(c, q, k, v, want, q_offset=off, causal=True, window=3,
+                  key_lengths=kl))
 
 
 @case("attention_key_lengths")
