@@ -223,7 +223,14 @@ def test_softcap_causal(target):
     ir = fused_ir(text)
     assert ir.count("rpe.attention") == 1 and " causal " in ir, ir
     assert f"{lq}x{lk}x" not in ir and "math.tanh" in ir, ir
-    rng = np.random.default_rng(3)
+    check_masked(text, target, function, lambda i, j: j <= i, lq, lk, 3)
+
+
+def check_masked(text, target, function, keep, lq, lk, seed):
+    """@f of `text` compiled for `target` ("nvptx-emulated", "reference",
+    else the fused CPU path) against NumPy in float64:
+    softmax(function(q·kᵀ·SCALE) where keep(i, j), -inf elsewhere)·v."""
+    rng = np.random.default_rng(seed)
     q, k, v = (rng.standard_normal((1, H, lq, D)).astype(np.float32)
                for _ in range(3))
     if target == "nvptx-emulated":
@@ -232,7 +239,8 @@ def test_softcap_causal(target):
         mod = rpe.compile(text, reference=target == "reference")
     got = mod.f(q, k, v)
     s = function(np.einsum("bhid,bhjd->bhij", q.astype(np.float64), k) * SCALE)
-    s = np.where(np.tril(np.ones((lq, lk), bool)), s, -np.inf)
+    i, j = np.arange(lq)[:, None], np.arange(lk)[None, :]
+    s = np.where(keep(i, j), s, -np.inf)
     p = np.exp(s - s.max(-1, keepdims=True))
     p /= p.sum(-1, keepdims=True)
     want = np.einsum("bhij,bhjd->bhid", p, v)
@@ -256,19 +264,5 @@ def test_sliding_window(length, window, target):
         assert f" causal window = {window} " in ir, ir
         assert f"{lq}x{lk}x" not in ir, ir
         assert ("^bb0" in ir) == bool(bodies), ir
-        rng = np.random.default_rng(window)
-        q, k, v = (rng.standard_normal((1, H, lq, D)).astype(np.float32)
-                   for _ in range(3))
-        if target == "nvptx-emulated":
-            mod = rpe.compile(text, target=target)
-        else:
-            mod = rpe.compile(text, reference=target == "reference")
-        got = mod.f(q, k, v)
-        s = function(np.einsum("bhid,bhjd->bhij", q.astype(np.float64), k)
-                     * SCALE)
-        i, j = np.arange(lq)[:, None], np.arange(lk)[None, :]
-        s = np.where((j <= i) & (j > i - window), s, -np.inf)
-        p = np.exp(s - s.max(-1, keepdims=True))
-        p /= p.sum(-1, keepdims=True)
-        want = np.einsum("bhij,bhjd->bhid", p, v)
-        np.testing.assert_allclose(got, want, rtol=0, atol=2e-5)
+        check_masked(text, target, function,
+                     lambda i, j: (j <= i) & (j > i - window), lq, lk, window)
