@@ -525,8 +525,16 @@ func.func @attn_rank(%q: tensor<2x8x16xf32>, %k: tensor<1x2x8x16xf32>) -> tensor
 // -----
 
 func.func @attn_window(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
-  // expected-error @+1 {{'rpe.attention' op attribute 'window' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1}}
+  // expected-error @+1 {{'rpe.attention' op attribute 'window' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1 whose maximum value is 4611686018427387904}}
   %0 = rpe.attention %q, %q, %q causal window = 0 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @attn_window_huge(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'rpe.attention' op attribute 'window' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1 whose maximum value is 4611686018427387904}}
+  %0 = rpe.attention %q, %q, %q window = 4611686018427387905 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
   return %0 : tensor<1x2x8x16xf32>
 }
 

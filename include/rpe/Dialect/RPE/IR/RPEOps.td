@@ -269,9 +269,9 @@ def RPE_AttentionOp : RPE_Op<"attention", [
     (a static size 1 broadcasts). Then the `score_mod` region
     `^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index)` if present
     (`%i` is the query position `row + q_offset`, `%j` the key position).
-    Masked entries (`causal`: `j > i + q_offset`; `window = W`:
-    `j <= i + q_offset - W`, i.e. a query sees at most the W positions up to
-    its own; `j >= key_lengths[b]`) are `-inf`; `p = softmax_j(s)`;
+    Masked entries (`causal`: `j > i + q_offset`; `window = W`, 1 <= W <=
+    2^62: `j <= i + q_offset - W`, i.e. a query sees at most the W positions
+    up to its own; `j >= key_lengths[b]`) are `-inf`; `p = softmax_j(s)`;
     `out_i = Σ_j p_ij·v_j (+ Σ_j p_ij·rel_values[bucket(i + q_offset, j)])`.
     A fully masked row yields 0. Default `scale = 1/sqrt(max(D, 1))` (with
     D = 0 the scores are empty sums, 0).
@@ -295,7 +295,8 @@ def RPE_AttentionOp : RPE_Op<"attention", [
                        UnitAttr:$causal,
                        OptionalAttr<RPE_BucketingAttr>:$bucketing,
                        OptionalAttr<ConfinedAttr<I64Attr,
-                                                 [IntMinValue<1>]>>:$window);
+                           [IntMinValue<1>,
+                            IntMaxValue<4611686018427387904>]>>:$window);
   let results = (outs RPE_FloatTensor:$result);
   let regions = (region MaxSizedRegion<1>:$score_mod);
   let assemblyFormat = [{
