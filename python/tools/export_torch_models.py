@@ -68,6 +68,45 @@ def llama():
     return model, (ids,), {"layers": 2, "heads": 4, "kv_heads": 2, "length": 16}
 
 
+def mistral():
+    """LLaMA's layers with Mistral's sliding window (5 of the 16 tokens):
+    transformers' band mask, causal and j > i - 5."""
+    import torch
+    from transformers import MistralConfig, MistralModel
+    torch.manual_seed(0)
+    config = MistralConfig(vocab_size=64, hidden_size=32, intermediate_size=64,
+                           num_hidden_layers=2, num_attention_heads=4,
+                           num_key_value_heads=2, max_position_embeddings=64,
+                           sliding_window=5)
+    config._attn_implementation = "eager"
+    model = LastHidden(MistralModel(config).eval())
+    ids = torch.randint(0, 64, (1, 16))
+    return model, (ids,), {"layers": 2, "heads": 4, "kv_heads": 2, "length": 16,
+                           "sliding_window": 5}
+
+
+def gemma2():
+    """Gemma 2: a sliding-window layer (5 tokens) and a global one, both
+    with the attention soft-cap (50), query_pre_attn_scalar 8. The MLP's
+    activation is the exact GELU: torch-mlir decomposes Gemma's default
+    tanh GELU with sqrt(2/pi) as 0.797724 (it is 0.7978846), which moves
+    the exported model's output 2.8e-5 (relative) from transformers'."""
+    import torch
+    from transformers import Gemma2Config, Gemma2Model
+    torch.manual_seed(0)
+    config = Gemma2Config(vocab_size=64, hidden_size=32, intermediate_size=64,
+                          num_hidden_layers=2, num_attention_heads=4,
+                          num_key_value_heads=2, head_dim=8,
+                          max_position_embeddings=64, sliding_window=5,
+                          attn_logit_softcapping=50.0, query_pre_attn_scalar=8,
+                          hidden_activation="gelu")
+    config._attn_implementation = "eager"
+    model = LastHidden(Gemma2Model(config).eval())
+    ids = torch.randint(0, 64, (1, 16))
+    return model, (ids,), {"layers": 2, "heads": 4, "kv_heads": 2, "length": 16,
+                           "sliding_window": 5, "softcap": 50.0}
+
+
 def deberta_v2():
     import torch
     from transformers import DebertaV2Config, DebertaV2Model
@@ -151,7 +190,8 @@ def swin():
 
 
 MODELS = {"t5_encoder": t5_encoder, "t5_decoder": t5_decoder, "llama": llama,
-          "deberta_v2": deberta_v2, "bloom": bloom, "swin": swin}
+          "deberta_v2": deberta_v2, "bloom": bloom, "swin": swin,
+          "mistral": mistral, "gemma2": gemma2}
 
 
 def main():
