@@ -719,20 +719,24 @@ def gen_attention():
                               off=[0, R.randint(0, 50), pick(OFFSETS)][k],
                               causal=n % 2 == 1, kl=True))
         variant("attn_rv_" + bk_id(b), ALL, confs)
-    # Sliding windows (Mistral's: causal, window W): W from 1 to past Lk,
-    # lengths that are multiples of no tile, q_offset (negative: rows with no
-    # key; large: decode rows), key_lengths, GQA; without causal too.
-    # (Drawn from no random stream: the other configurations stay as they
-    # were.)
-    for W, B, H, Hkv, lq, lk, off, causal in (
-            (1, 1, 2, 2, 37, 37, 0, True), (5, 2, 4, 2, 70, 70, 0, True),
-            (16, 1, 3, 1, 131, 131, 0, True), (64, 2, 2, 1, 300, 300, 0, True),
-            (33, 1, 4, 4, 5, 300, 295, True), (7, 2, 8, 2, 1, 131, 130, True),
-            (100, 1, 2, 2, 45, 45, 0, True), (20, 2, 4, 1, 64, 97, -10, True),
-            (9, 1, 6, 3, 29, 53, 3, False), (200, 1, 2, 2, 250, 250, 0, False)):
+    # Sliding windows (Mistral's: causal, window W): W = 1 (the diagonal
+    # only), 5, 100 (past Lk too) and a window without causal; lengths that
+    # are multiples of no tile, q_offset (negative: rows with no key; large:
+    # decode rows, whose windows start at different keys: no key_lengths
+    # there, which could mask them all), key_lengths, GQA. Drawn from no
+    # random stream (the other
+    # configurations stay as they were); one function per (W, causal), the
+    # sizes dynamic, to compile few modules.
+    for W, causal, kl, confs in (
+            (1, True, False, ((1, 2, 2, 37, 37, 0), (2, 4, 2, 70, 70, 3))),
+            (5, True, False, ((2, 4, 2, 70, 70, 0), (1, 3, 1, 131, 131, 0),
+                             (1, 4, 4, 5, 300, 295), (2, 8, 2, 1, 131, 130),
+                             (2, 4, 1, 64, 97, -10))),
+            (100, True, True, ((1, 2, 2, 45, 45, 0), (2, 2, 1, 300, 300, 0))),
+            (9, False, True, ((1, 6, 3, 29, 53, 3), (1, 2, 2, 250, 250, 0)))):
         variant("attn_window%d" % W, {"B", "H", "Hkv", "Lq", "Lk"},
                 [Attn(B, H, Hkv, lq, lk, 8, 8, off=off, causal=causal,
-                      window=W, kl=W % 2 == 0)])
+                      window=W, kl=kl) for B, H, Hkv, lq, lk, off in confs])
     # Explicit scale, static shapes.
     variant("attn_scale", set(), [Attn(2, 2, 2, 5, 7, 8, 8, scale=0.3)])
     variant("attn_scale_dyn", {"Lq", "Lk"}, [Attn(1, 4, 1, 9, 300, 16, 16, scale=2.0),
