@@ -55,34 +55,33 @@ def t5_encoder():
                            "config": config.to_dict()}
 
 
-def llama():
+def _decoder(model_class, config, **info):
+    """A decoder-only model of transformers (`model_class(config)`, eager
+    attention, random weights from seed 0) on 16 random token ids."""
     import torch
-    from transformers import LlamaConfig, LlamaModel
     torch.manual_seed(0)
-    config = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64,
-                         num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, max_position_embeddings=64)
     config._attn_implementation = "eager"
-    model = LastHidden(LlamaModel(config).eval())
+    model = LastHidden(model_class(config).eval())
     ids = torch.randint(0, 64, (1, 16))
-    return model, (ids,), {"layers": 2, "heads": 4, "kv_heads": 2, "length": 16}
+    return model, (ids,), dict(layers=2, heads=4, kv_heads=2, length=16, **info)
+
+
+def llama():
+    from transformers import LlamaConfig, LlamaModel
+    return _decoder(LlamaModel, LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=64))
 
 
 def mistral():
     """LLaMA's layers with Mistral's sliding window (5 of the 16 tokens):
     transformers' band mask, causal and j > i - 5."""
-    import torch
     from transformers import MistralConfig, MistralModel
-    torch.manual_seed(0)
-    config = MistralConfig(vocab_size=64, hidden_size=32, intermediate_size=64,
-                           num_hidden_layers=2, num_attention_heads=4,
-                           num_key_value_heads=2, max_position_embeddings=64,
-                           sliding_window=5)
-    config._attn_implementation = "eager"
-    model = LastHidden(MistralModel(config).eval())
-    ids = torch.randint(0, 64, (1, 16))
-    return model, (ids,), {"layers": 2, "heads": 4, "kv_heads": 2, "length": 16,
-                           "sliding_window": 5}
+    return _decoder(MistralModel, MistralConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        max_position_embeddings=64, sliding_window=5), sliding_window=5)
 
 
 def gemma2():
@@ -91,20 +90,13 @@ def gemma2():
     activation is the exact GELU: torch-mlir decomposes Gemma's default
     tanh GELU with sqrt(2/pi) as 0.797724 (it is 0.7978846), which moves
     the exported model's output 2.8e-5 (relative) from transformers'."""
-    import torch
     from transformers import Gemma2Config, Gemma2Model
-    torch.manual_seed(0)
-    config = Gemma2Config(vocab_size=64, hidden_size=32, intermediate_size=64,
-                          num_hidden_layers=2, num_attention_heads=4,
-                          num_key_value_heads=2, head_dim=8,
-                          max_position_embeddings=64, sliding_window=5,
-                          attn_logit_softcapping=50.0, query_pre_attn_scalar=8,
-                          hidden_activation="gelu")
-    config._attn_implementation = "eager"
-    model = LastHidden(Gemma2Model(config).eval())
-    ids = torch.randint(0, 64, (1, 16))
-    return model, (ids,), {"layers": 2, "heads": 4, "kv_heads": 2, "length": 16,
-                           "sliding_window": 5, "softcap": 50.0}
+    return _decoder(Gemma2Model, Gemma2Config(
+        vocab_size=64, hidden_size=32, intermediate_size=64,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=8, max_position_embeddings=64, sliding_window=5,
+        attn_logit_softcapping=50.0, query_pre_attn_scalar=8,
+        hidden_activation="gelu"), sliding_window=5, softcap=50.0)
 
 
 def deberta_v2():
