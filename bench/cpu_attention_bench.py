@@ -17,7 +17,7 @@ aligned to the bottom right).
 
     python3 bench/cpu_attention_bench.py [--lengths 256,...] [--repeats 5]
         [--impls a,b,...] [--no-decode] [--json out.json] [--plot out.png]
-        [--markdown out.md] [--isa avx2]
+        [--markdown out.md] [--isa avx2] [--window W]
     python3 bench/cpu_attention_bench.py --interleave ROUNDS
         [--impls rpe_...] [--lengths ...] [--baseline-library old/librpe-c.so]
         [--baseline-env VAR=VALUE]
@@ -121,7 +121,8 @@ TORCH_EXTRA_IMPLS = ("sdpa_deberta_causal", "flex_deberta_causal",
 # `causal window = W`, SDPA with the boolean band mask, FlexAttention with
 # the band as a block mask (it skips the blocks outside). Not in the
 # default set: --impls rpe_none_causal,rpe_none_window,sdpa_window,...
-WINDOW = 512
+# The window W: --window (default 512).
+WINDOW = int(os.environ.get("RPE_BENCH_WINDOW", "512"))
 LABELS = {
     "rpe_none": "rpe bias-free", "rpe_t5": "rpe T5",
     "rpe_t5_hf": "rpe T5 from transformers", "rpe_clip": "rpe clip",
@@ -861,7 +862,15 @@ def main():
                         help="attention heads of the B = 1, D = 64 shapes "
                         "(default 8; an odd count does not split evenly "
                         "among the threads)")
+    parser.add_argument("--window", type=int, default=None,
+                        help="the sliding window of rpe_none_window, "
+                        "sdpa_window and flex_window (default 512)")
     args = parser.parse_args()
+    if args.window is not None and args.window != WINDOW:
+        if args.window < 1:
+            parser.error("--window must be positive")
+        os.environ["RPE_BENCH_WINDOW"] = str(args.window)
+        os.execv(sys.executable, [sys.executable] + sys.argv)
     if args.heads is not None and args.heads != H:
         if args.heads < 1:
             parser.error("--heads must be positive")
