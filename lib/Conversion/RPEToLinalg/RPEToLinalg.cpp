@@ -620,8 +620,6 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
         maps.push_back(dimsMap(ctx, 4, {b0}));
       }
       Region &scoreMod = op.getScoreMod();
-      bool causal = op.getCausal();
-      std::optional<uint64_t> window = op.getWindow();
       Value init = emptyTensor(rewriter, loc, {batch, heads, lq, lk},
                                rewriter.getF32Type());
       scores = generic(
@@ -637,28 +635,11 @@ struct LowerAttention : OpRewritePattern<AttentionOp> {
             if (!scoreMod.empty())
               s = inlineScoreMod(b, scoreMod,
                                  {s, idx[0], idx[1], qPos, idx[3]});
-            Value masked;
-            auto orMask = [&](Value m) {
-              masked = masked
-                           ? arith::OrIOp::create(b, l, masked, m).getResult()
-                           : m;
-            };
-            if (causal)
-              orMask(arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt,
-                                           idx[3], qPos));
-            if (window)
-              orMask(buildWindowMasked(b, l, idx[3], qPos,
-                                       static_cast<int64_t>(*window)));
-            if (lengthArg >= 0) {
-              Value len = arith::IndexCastOp::create(b, l, b.getIndexType(),
-                                                     args[lengthArg]);
-              orMask(arith::CmpIOp::create(b, l, arith::CmpIPredicate::sge,
-                                           idx[3], len));
-            }
-            if (masked)
-              s = arith::SelectOp::create(
-                  b, l, masked,
-                  f32Const(b, l, -std::numeric_limits<double>::infinity()), s);
+            Value len;
+            if (lengthArg >= 0)
+              len = arith::IndexCastOp::create(b, l, b.getIndexType(),
+                                               args[lengthArg]);
+            s = applyAttentionMasks(b, l, op, s, idx[3], qPos, len);
             yieldValue(b, l, s);
           });
     }

@@ -193,25 +193,7 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
                 }
                 if (!scoreMod.empty())
                   s = inlineScoreMod(nb, scoreMod, {s, b0, h, qPos, key});
-                Value masked;
-                auto orMask = [&](Value mk) {
-                  masked =
-                      masked
-                          ? arith::OrIOp::create(nb, nl, masked, mk).getResult()
-                          : mk;
-                };
-                if (causal)
-                  orMask(arith::CmpIOp::create(
-                      nb, nl, arith::CmpIPredicate::sgt, key, qPos));
-                if (window)
-                  orMask(buildWindowMasked(nb, nl, key, qPos,
-                                           static_cast<int64_t>(*window)));
-                if (length)
-                  orMask(arith::CmpIOp::create(
-                      nb, nl, arith::CmpIPredicate::sge, key, length));
-                if (masked)
-                  s = arith::SelectOp::create(nb, nl, masked,
-                                              f32Const(nb, nl, kNegInf), s);
+                s = applyAttentionMasks(nb, nl, op, s, key, qPos, length);
                 yieldValue(nb, nl, s);
               });
           AffineMap rowMap = dimsMap(ctx, 2, {i});

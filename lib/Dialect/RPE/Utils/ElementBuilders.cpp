@@ -10,6 +10,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::rpe;
 
@@ -34,6 +36,27 @@ Value mlir::rpe::buildWindowMasked(OpBuilder &b, Location loc, Value key,
   Value w = arith::ConstantOp::create(b, loc, attr);
   Value end = arith::AddIOp::create(b, loc, key, w);
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, end, qPos);
+}
+
+Value mlir::rpe::applyAttentionMasks(OpBuilder &b, Location loc, AttentionOp op,
+                                     Value score, Value key, Value qPos,
+                                     Value length) {
+  Value masked;
+  auto orMask = [&](Value m) {
+    masked = masked ? arith::OrIOp::create(b, loc, masked, m).getResult() : m;
+  };
+  if (op.getCausal())
+    orMask(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, key, qPos));
+  if (std::optional<uint64_t> window = op.getWindow())
+    orMask(buildWindowMasked(b, loc, key, qPos, static_cast<int64_t>(*window)));
+  if (length)
+    orMask(
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, key, length));
+  if (!masked)
+    return score;
+  Value negInf = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  return arith::SelectOp::create(b, loc, masked, negInf, score);
 }
 
 Value mlir::rpe::buildAttentionScale(OpBuilder &b, Location loc,

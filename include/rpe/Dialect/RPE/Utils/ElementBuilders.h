@@ -28,6 +28,12 @@ Value buildQueryPosition(OpBuilder &b, Location loc, Value row, Value qOffset);
 Value buildWindowMasked(OpBuilder &b, Location loc, Value key, Value qPos,
                         int64_t window);
 
+/// `score`, or -inf where `op`'s position masks hide key `key` from query
+/// position `qPos`: causal (`key > qPos`), window, and `key >= length` when
+/// `length` (key_lengths[b] as an index) is given.
+Value applyAttentionMasks(OpBuilder &b, Location loc, AttentionOp op,
+                          Value score, Value key, Value qPos, Value length);
+
 /// The softmax scale of `op` as an f32 value: its `scale`, else
 /// 1/sqrt(max(D, 1)) of the head dimension `headDim` (an index; with D = 0
 /// the scores are empty sums and stay 0 instead of inf · 0). Every lowering
