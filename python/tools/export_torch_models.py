@@ -99,6 +99,26 @@ def gemma2():
         hidden_activation="gelu"), sliding_window=5, softcap=50.0)
 
 
+def modernbert():
+    """ModernBERT: global attention in its first and third layers,
+    bidirectional local attention (|i - j| <= 2 of 16 tokens,
+    local_attention 4) in the second, RoPE with each its own theta."""
+    import torch
+    from transformers import ModernBertConfig, ModernBertModel
+    torch.manual_seed(0)
+    config = ModernBertConfig(vocab_size=64, hidden_size=32, intermediate_size=64,
+                              num_hidden_layers=3, num_attention_heads=4,
+                              max_position_embeddings=64, local_attention=4,
+                              global_attn_every_n_layers=2, pad_token_id=0,
+                              bos_token_id=1, eos_token_id=2, cls_token_id=1,
+                              sep_token_id=2)
+    config._attn_implementation = "eager"
+    model = LastHidden(ModernBertModel(config).eval())
+    ids = torch.randint(3, 64, (1, 16))
+    return model, (ids,), {"layers": 3, "heads": 4, "length": 16,
+                           "local_attention": 4}
+
+
 def deberta_v2():
     import torch
     from transformers import DebertaV2Config, DebertaV2Model
@@ -183,7 +203,7 @@ def swin():
 
 MODELS = {"t5_encoder": t5_encoder, "t5_decoder": t5_decoder, "llama": llama,
           "deberta_v2": deberta_v2, "bloom": bloom, "swin": swin,
-          "mistral": mistral, "gemma2": gemma2}
+          "mistral": mistral, "gemma2": gemma2, "modernbert": modernbert}
 
 
 def main():

@@ -230,9 +230,8 @@ func.func @per_head_read(%q: tensor<1x2x8x4xf32>) -> tensor<1x2x8x4xf32> {
 // CHECK: rpe.attention %{{.*}} causal window = 3 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>{{$}}
 // CHECK: rpe.attention %{{.*}} window = 4 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>{{$}}
 // CHECK: rpe.attention %{{.*}} causal window = 5 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>{{$}}
-// A band that ends past the diagonal (j <= i + 1) is no attribute: it stays.
-// CHECK: rpe.attention %{{.*}} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
-// CHECK: arith.select
+// A band that ends past the diagonal (j <= i + 1) is a lookahead.
+// CHECK: rpe.attention %{{.*}} lookahead = 1 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>{{$}}
 // Rows 3 to 7 of 8 see none of 2 keys through a window of 2: finfo.min
 // and -inf differ there (uniform weights against 0), the mask stays.
 // CHECK: rpe.attention %{{.*}} : tensor<1x2x8x4xf32>, tensor<1x2x2x4xf32>, tensor<1x2x2x4xf32> -> tensor<1x2x8x4xf32> {
@@ -319,4 +318,78 @@ func.func @window_mask(%q: tensor<1x2x8x4xf32>, %k2: tensor<1x2x2x4xf32>, %qd: t
     rpe.yield %t : f32
   }
   return %0, %1, %2, %3, %4, %5, %6 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x?x4xf32>
+}
+
+// -----
+
+// ModernBERT's bidirectional window, |i - j| <= W (math.absi of the
+// distance, in either order, kept or masked), is `window = W + 1
+// lookahead = W`; with a causal mask beside it, `causal` wins. A band that
+// ends before the diagonal (j < i) and |i - j| >= 2 kept are not bands the
+// attributes express: they stay.
+// CHECK-LABEL: func.func @bidirectional_window_mask
+// CHECK: rpe.attention %{{.*}} window = 3 lookahead = 2 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>{{$}}
+// CHECK: rpe.attention %{{.*}} window = 3 lookahead = 2 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>{{$}}
+// CHECK: rpe.attention %{{.*}} causal window = 4 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32>{{$}}
+// CHECK: rpe.attention %{{.*}} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+// CHECK: arith.select
+// CHECK: rpe.attention %{{.*}} : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+// CHECK: math.absi
+// CHECK: return
+func.func @bidirectional_window_mask(%q: tensor<1x2x8x4xf32>) -> (tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>) {
+  %min = arith.constant -3.40282347E+38 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %0 = rpe.attention %q, %q, %q : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %i64 = arith.index_cast %i : index to i64
+    %j64 = arith.index_cast %j : index to i64
+    %c2 = arith.constant 2 : i64
+    %d = arith.subi %i64, %j64 : i64
+    %a = math.absi %d : i64
+    %keep = arith.cmpi sle, %a, %c2 : i64
+    %m = arith.select %keep, %zero, %min : f32
+    %t = arith.addf %s, %m : f32
+    rpe.yield %t : f32
+  }
+  %1 = rpe.attention %q, %q, %q : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c3 = arith.constant 3 : index
+    %d = arith.subi %j, %i : index
+    %a = math.absi %d : index
+    %masked = arith.cmpi sge, %a, %c3 : index
+    %m = arith.select %masked, %ninf, %zero : f32
+    %t = arith.addf %m, %s : f32
+    rpe.yield %t : f32
+  }
+  %2 = rpe.attention %q, %q, %q : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c4 = arith.constant 4 : index
+    %d = arith.subi %i, %j : index
+    %a = math.absi %d : index
+    %near = arith.cmpi sgt, %c4, %a : index
+    %past = arith.cmpi sle, %j, %i : index
+    %keep = arith.andi %near, %past : i1
+    %m = arith.select %keep, %zero, %min : f32
+    %t = arith.addf %s, %m : f32
+    rpe.yield %t : f32
+  }
+  %3 = rpe.attention %q, %q, %q : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %keep = arith.cmpi slt, %j, %i : index
+    %m = arith.select %keep, %zero, %min : f32
+    %t = arith.addf %s, %m : f32
+    rpe.yield %t : f32
+  }
+  %4 = rpe.attention %q, %q, %q : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32> -> tensor<1x2x8x4xf32> {
+  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+    %c2 = arith.constant 2 : index
+    %d = arith.subi %i, %j : index
+    %a = math.absi %d : index
+    %keep = arith.cmpi sge, %a, %c2 : index
+    %m = arith.select %keep, %zero, %min : f32
+    %t = arith.addf %s, %m : f32
+    rpe.yield %t : f32
+  }
+  return %0, %1, %2, %3, %4 : tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>, tensor<1x2x8x4xf32>
 }

@@ -138,6 +138,31 @@ struct DropIdleWindow : OpRewritePattern<AttentionOp> {
   }
 };
 
+/// A lookahead no key reaches past (the last key, Lk - 1, at most the first
+/// position q_offset plus the lookahead: static Lk, q_offset absent or
+/// constant) masks nothing: drop it. (A q_offset beyond ±2^62 is clamped at
+/// run time towards 0; the lookahead stays idle: Lk < 2^62.)
+struct DropIdleLookahead : OpRewritePattern<AttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(AttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    std::optional<uint64_t> lookahead = op.getLookahead();
+    int64_t lk = cast<RankedTensorType>(op.getK().getType()).getDimSize(2);
+    if (!lookahead || ShapedType::isDynamic(lk))
+      return rewriter.notifyMatchFailure(op, "no lookahead or a dynamic Lk");
+    APInt offset(64, 0);
+    if (Value off = op.getQOffset())
+      if (!matchPattern(off, m_ConstantInt(&offset)))
+        return rewriter.notifyMatchFailure(op, "q_offset is not a constant");
+    APInt reach = offset.sextOrTrunc(128) + APInt(128, *lookahead);
+    if (!APInt(128, lk - 1, true).sle(reach))
+      return rewriter.notifyMatchFailure(op, "the lookahead masks keys");
+    rewriter.modifyOpInPlace(op, [&] { op.removeLookaheadAttr(); });
+    return success();
+  }
+};
+
 } // namespace
 
 void RelativeBiasOp::getCanonicalizationPatterns(RewritePatternSet &results,
@@ -152,5 +177,6 @@ void RotaryOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 void AttentionOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                               MLIRContext *context) {
-  results.add<DropZeroBias, DropIdentityScoreMod, DropIdleWindow>(context);
+  results.add<DropZeroBias, DropIdentityScoreMod, DropIdleWindow,
+              DropIdleLookahead>(context);
 }

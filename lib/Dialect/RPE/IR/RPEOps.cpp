@@ -704,6 +704,10 @@ static LogicalResult verifyShapes(AttentionOp op, ShapeChecker &c) {
   if (std::optional<APFloat> s = op.getScale())
     if (!s->isFinite())
       return op.emitOpError() << "scale must be finite";
+  if (op.getCausal() && op.getLookahead())
+    return op.emitOpError()
+           << "'causal' and 'lookahead' are exclusive ('causal' is a lookahead "
+              "of 0)";
   return success();
 }
 

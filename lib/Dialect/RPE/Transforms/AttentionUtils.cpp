@@ -544,6 +544,16 @@ Value mlir::rpe::buildKeyEnd(OpBuilder &b, Location loc, Value lk, Value length,
   return end;
 }
 
+Value mlir::rpe::buildAheadEnd(OpBuilder &b, Location loc, AttentionOp op,
+                               Value posEnd) {
+  std::optional<int64_t> reach = op.getKeyReach();
+  if (!reach)
+    return Value();
+  if (*reach == 0)
+    return posEnd;
+  return arith::AddIOp::create(b, loc, posEnd, indexConst(b, loc, *reach));
+}
+
 Value mlir::rpe::buildWindowStart(OpBuilder &b, Location loc, Value firstPos,
                                   int64_t window) {
   Value start =

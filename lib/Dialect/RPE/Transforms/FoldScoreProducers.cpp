@@ -10,8 +10,9 @@
 // than Lq×Lk. The kernels then tabulate what depends on (i, j) only through
 // i - j (hoistToeplitzTerms), so a T5 bias written by a front end runs like
 // rpe.relative_bias. An additive mask of a band of distances j - i (causal,
-// sliding window) becomes the `causal` and `window` attributes, and sign
-// tests of positions fold (positions are not negative).
+// sliding window, bidirectional window) becomes the `causal`, `lookahead` and
+// `window` attributes, and sign tests of positions fold (positions are not
+// negative).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +25,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -474,56 +476,15 @@ struct Band {
   std::optional<int64_t> lo, hi;
 };
 
-/// Narrows `band` to where `cond` is `keepWhen`: conjunctions (of kept
-/// conditions) and disjunctions (of masked ones) of comparisons of j - i
-/// with constants, negations, constants. Fails on anything else.
-bool narrowBand(Value cond, bool keepWhen, Band &band, Block &block,
-                unsigned depth = 0) {
-  if (depth > 8)
-    return false;
-  APInt constant;
-  if (matchPattern(cond, m_ConstantInt(&constant)))
-    // Always kept: no constraint; never kept: not a band.
-    return constant.isOne() == keepWhen;
-  Operation *def = cond.getDefiningOp();
-  if (!def || def->getBlock() != &block)
-    return false;
-  if ((keepWhen && isa<arith::AndIOp>(def)) ||
-      (!keepWhen && isa<arith::OrIOp>(def)))
-    return narrowBand(def->getOperand(0), keepWhen, band, block, depth + 1) &&
-           narrowBand(def->getOperand(1), keepWhen, band, block, depth + 1);
-  if (auto xorOp = dyn_cast<arith::XOrIOp>(def)) {
-    for (unsigned k : {0u, 1u})
-      if (matchPattern(xorOp->getOperand(1 - k), m_One()))
-        return narrowBand(xorOp->getOperand(k), !keepWhen, band, block,
-                          depth + 1);
-    return false;
-  }
-  auto cmp = dyn_cast<arith::CmpIOp>(def);
-  if (!cmp)
-    return false;
-  std::optional<PositionForm> lhs = positionForm(cmp.getLhs(), block);
-  std::optional<PositionForm> rhs = positionForm(cmp.getRhs(), block);
-  if (!lhs || !rhs)
-    return false;
+/// Narrows `band` by the comparison `lhs pred rhs` (signed; the keys kept
+/// where it holds) of forms that are d = j - i up to constants. Fails on
+/// anything else.
+bool narrowBandBy(const PositionForm &lhs, const PositionForm &rhs,
+                  arith::CmpIPredicate pred, Band &band) {
   // (lhs - rhs) pred 0, as (d + c) pred 0 with d = j - i.
-  int64_t coefJ = lhs->coefJ - rhs->coefJ, coefI = lhs->coefI - rhs->coefI;
-  int64_t c = lhs->constant - rhs->constant;
-  arith::CmpIPredicate pred = cmp.getPredicate();
+  int64_t coefJ = lhs.coefJ - rhs.coefJ, coefI = lhs.coefI - rhs.coefI;
+  int64_t c = lhs.constant - rhs.constant;
   using P = arith::CmpIPredicate;
-  if (pred == P::ult || pred == P::ule || pred == P::ugt || pred == P::uge) {
-    // Unsigned only as `j ? i` (positions are not negative).
-    auto isPosition = [](const PositionForm &f) {
-      return f.constant == 0 && f.coefJ + f.coefI == 1 &&
-             (f.coefJ == 0 || f.coefI == 0);
-    };
-    if (!isPosition(*lhs) || !isPosition(*rhs))
-      return false;
-    pred = pred == P::ult   ? P::slt
-           : pred == P::ule ? P::sle
-           : pred == P::ugt ? P::sgt
-                            : P::sge;
-  }
   if (coefJ != -coefI || coefJ == 0)
     return false;
   if (coefJ < 0) {
@@ -531,8 +492,6 @@ bool narrowBand(Value cond, bool keepWhen, Band &band, Block &block,
     c = -c;
     pred = swapCmpIOperands(pred);
   }
-  if (!keepWhen)
-    pred = arith::invertPredicate(pred);
   auto lower = [&](int64_t v) {
     band.lo = band.lo ? std::max(*band.lo, v) : v;
   };
@@ -561,16 +520,96 @@ bool narrowBand(Value cond, bool keepWhen, Band &band, Block &block,
   }
 }
 
+/// Narrows `band` to where `cond` is `keepWhen`: conjunctions (of kept
+/// conditions) and disjunctions (of masked ones) of comparisons of j - i
+/// with constants, of `|j - i|` (math.absi) below constants (ModernBERT's
+/// bidirectional window), negations, constants. Fails on anything else.
+bool narrowBand(Value cond, bool keepWhen, Band &band, Block &block,
+                unsigned depth = 0) {
+  if (depth > 8)
+    return false;
+  APInt constant;
+  if (matchPattern(cond, m_ConstantInt(&constant)))
+    // Always kept: no constraint; never kept: not a band.
+    return constant.isOne() == keepWhen;
+  Operation *def = cond.getDefiningOp();
+  if (!def || def->getBlock() != &block)
+    return false;
+  if ((keepWhen && isa<arith::AndIOp>(def)) ||
+      (!keepWhen && isa<arith::OrIOp>(def)))
+    return narrowBand(def->getOperand(0), keepWhen, band, block, depth + 1) &&
+           narrowBand(def->getOperand(1), keepWhen, band, block, depth + 1);
+  if (auto xorOp = dyn_cast<arith::XOrIOp>(def)) {
+    for (unsigned k : {0u, 1u})
+      if (matchPattern(xorOp->getOperand(1 - k), m_One()))
+        return narrowBand(xorOp->getOperand(k), !keepWhen, band, block,
+                          depth + 1);
+    return false;
+  }
+  auto cmp = dyn_cast<arith::CmpIOp>(def);
+  if (!cmp)
+    return false;
+  using P = arith::CmpIPredicate;
+  Value lhsValue = cmp.getLhs(), rhsValue = cmp.getRhs();
+  P pred = cmp.getPredicate();
+  auto absOperand = [&](Value v) -> Value {
+    auto abs = v.getDefiningOp<math::AbsIOp>();
+    return abs && abs->getBlock() == &block ? abs.getOperand() : Value();
+  };
+  if (!absOperand(lhsValue) && absOperand(rhsValue)) {
+    std::swap(lhsValue, rhsValue);
+    pred = swapCmpIOperands(pred);
+  }
+  if (Value x = absOperand(lhsValue)) {
+    // Kept where |x| <= k: -k <= x <= k.
+    std::optional<PositionForm> form = positionForm(x, block);
+    std::optional<PositionForm> bound = positionForm(rhsValue, block);
+    if (!form || !bound || bound->coefJ != 0 || bound->coefI != 0)
+      return false;
+    if (!keepWhen)
+      pred = arith::invertPredicate(pred);
+    int64_t k = bound->constant;
+    if (pred == P::slt)
+      --k;
+    else if (pred != P::sle)
+      return false;
+    return narrowBandBy(*form, PositionForm{0, 0, k}, P::sle, band) &&
+           narrowBandBy(*form, PositionForm{0, 0, -k}, P::sge, band);
+  }
+  std::optional<PositionForm> lhs = positionForm(lhsValue, block);
+  std::optional<PositionForm> rhs = positionForm(rhsValue, block);
+  if (!lhs || !rhs)
+    return false;
+  if (pred == P::ult || pred == P::ule || pred == P::ugt || pred == P::uge) {
+    // Unsigned only as `j ? i` (positions are not negative).
+    auto isPosition = [](const PositionForm &f) {
+      return f.constant == 0 && f.coefJ + f.coefI == 1 &&
+             (f.coefJ == 0 || f.coefI == 0);
+    };
+    if (!isPosition(*lhs) || !isPosition(*rhs))
+      return false;
+    pred = pred == P::ult   ? P::slt
+           : pred == P::ule ? P::sle
+           : pred == P::ugt ? P::sgt
+                            : P::sge;
+  }
+  if (!keepWhen)
+    pred = arith::invertPredicate(pred);
+  return narrowBandBy(*lhs, *rhs, pred, band);
+}
+
 /// Terms of the sum score_mod yields that mask a band of distances:
 /// `select(keep, 0, M)` or `select(masked, M, 0)` (M = -inf or at most
-/// -FLT_MAX) where `keep` is a band i - W < j <= i written as comparisons
-/// of positions and constants (transformers' causal and sliding-window masks),
-/// become `causal` (the band ends at d = 0) and `window = W` (it starts at
-/// d = 1 - W), only without q_offset and key_lengths and, for a window, with
-/// static lengths Lq <= Lk + W - 1: then no row is fully masked, and M and
-/// -inf give the same probabilities (exp underflows to 0). A constant ±0 term
-/// goes: it changes at most the sign of a zero score, which softmax does not
-/// see (a front end's all-true mask, once its position test has folded).
+/// -FLT_MAX) where `keep` is a band i - W < j <= i + A written as
+/// comparisons of positions and constants (transformers' causal and
+/// sliding-window masks, ModernBERT's bidirectional one), become `causal` (the
+/// band ends at d = 0) or `lookahead = A` (at d = A > 0) and `window = W` (it
+/// starts at d = 1 - W), only without q_offset and key_lengths and, for a
+/// window, with static lengths Lq <= Lk + W - 1: then no row is fully masked,
+/// and M and -inf give the same probabilities (exp underflows to 0). A constant
+/// ±0 term goes: it changes at most the sign of a zero score, which softmax
+/// does not see (a front end's all-true mask, once its position test has
+/// folded).
 struct RecognizeBandMask : OpRewritePattern<AttentionOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -592,16 +631,22 @@ struct RecognizeBandMask : OpRewritePattern<AttentionOp> {
         Value term = add->getOperand(k);
         bool zero =
             isFloatConstant(term, [](const APFloat &x) { return x.isZero(); });
-        std::optional<int64_t> window;
-        bool causal = false;
-        if (!zero && (!mayMask || !bandMask(op, term, block, causal, window))) {
+        std::optional<int64_t> window, reach;
+        if (!zero && (!mayMask || !bandMask(op, term, block, reach, window))) {
           worklist.push_back(term);
           continue;
         }
         rewriter.replaceOp(add, add->getOperand(1 - k));
         rewriter.modifyOpInPlace(op, [&] {
-          if (causal)
-            op.setCausal(true);
+          // The tighter of the op's reach and the band's.
+          std::optional<int64_t> old = op.getKeyReach();
+          if (reach && (!old || *reach < *old)) {
+            op.setCausal(*reach == 0);
+            if (*reach == 0)
+              op.removeLookaheadAttr();
+            else
+              op.setLookahead(*reach);
+          }
           if (window) {
             std::optional<uint64_t> old = op.getWindow();
             op.setWindow(old ? std::min<uint64_t>(*old, *window) : *window);
@@ -613,9 +658,10 @@ struct RecognizeBandMask : OpRewritePattern<AttentionOp> {
     return rewriter.notifyMatchFailure(op, "no band mask term");
   }
 
-  /// Whether `v` is a mask term the attributes can express: sets `causal`
-  /// and `window` to them.
-  static bool bandMask(AttentionOp op, Value v, Block &block, bool &causal,
+  /// Whether `v` is a mask term the attributes can express: sets `reach`
+  /// (0: causal, else the lookahead) and `window` to them.
+  static bool bandMask(AttentionOp op, Value v, Block &block,
+                       std::optional<int64_t> &reach,
                        std::optional<int64_t> &window) {
     auto select = v.getDefiningOp<arith::SelectOp>();
     if (!select)
@@ -634,10 +680,11 @@ struct RecognizeBandMask : OpRewritePattern<AttentionOp> {
     if (!narrowBand(select.getCondition(), keepWhen, band, block) ||
         (!band.lo && !band.hi))
       return false;
-    // The band must end at the diagonal (causal) and start at or before it.
-    if ((band.hi && *band.hi != 0) || (band.lo && *band.lo > 0))
+    // The band must end at or after the diagonal (causal, lookahead) and
+    // start at or before it.
+    if ((band.hi && *band.hi < 0) || (band.lo && *band.lo > 0))
       return false;
-    causal = band.hi.has_value();
+    reach = band.hi;
     if (band.lo) {
       int64_t w = 1 - *band.lo;
       auto qType = cast<RankedTensorType>(op.getQ().getType());

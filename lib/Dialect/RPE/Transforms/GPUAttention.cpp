@@ -106,13 +106,15 @@ Value mlir::rpe::buildGPUBlockKeyEnd(OpBuilder &b, Location loc, AttentionOp op,
     length = arith::IndexCastOp::create(b, loc, b.getIndexType(), len32);
   }
   Value causalEnd;
-  if (op.getCausal()) {
+  if (op.getKeyReach()) {
     Value one = indexConst(b, loc, 1);
     Value lastRow = arith::MinUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, row0, rowsC), dims.lq);
     lastRow = arith::SubIOp::create(b, loc, lastRow, one);
-    causalEnd = arith::AddIOp::create(
-        b, loc, buildQueryPosition(b, loc, lastRow, op.getQOffset()), one);
+    causalEnd = buildAheadEnd(
+        b, loc, op,
+        arith::AddIOp::create(
+            b, loc, buildQueryPosition(b, loc, lastRow, op.getQOffset()), one));
   }
   return buildKeyEnd(b, loc, dims.lk, length, causalEnd);
 }
@@ -230,9 +232,9 @@ Value mlir::rpe::buildGPUScore(OpBuilder &b, Location l, AttentionOp op,
   if (kEnd)
     masked =
         arith::CmpIOp::create(b, l, arith::CmpIPredicate::uge, keyRaw, kEnd);
-  if (op.getCausal() && causalMask) {
-    Value future =
-        arith::CmpIOp::create(b, l, arith::CmpIPredicate::sgt, key, qPos);
+  std::optional<int64_t> reach = op.getKeyReach();
+  if (reach && causalMask) {
+    Value future = buildAheadMasked(b, l, key, qPos, *reach);
     masked = masked ? arith::OrIOp::create(b, l, masked, future).getResult()
                     : future;
   }

@@ -870,9 +870,9 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
 
           // Scores (scale, bias, score_mod, masks) and each row's tile max.
           // A full tile (k0 + tileK <= kEnd: every tile but the last) reads
-          // its keys unclamped and tests only the causal mask; a full tile
-          // below the causal diagonal of every row of the warp, not even
-          // that.
+          // its keys unclamped and tests only the causal (lookahead) mask; a
+          // full tile below the diagonal (plus the lookahead) of every row of
+          // the warp, not even that.
           enum class TileKind { Unmasked, Full, Partial };
           auto scores = [&](OpBuilder &sb0, Location sl0, TileKind kind) {
             bool full = kind != TileKind::Partial;
@@ -916,14 +916,15 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
               add(b, l, k0, indexConst(b, l, tileK)), kEnd);
           // (condition, kind) in order; the last else is a partial tile.
           SmallVector<std::pair<Value, TileKind>> cases;
-          if (op.getCausal()) {
+          if (std::optional<int64_t> reach = op.getKeyReach()) {
             // The warp's first row (clamped like the rows) sees the tile's
             // last key: so do all its rows (query positions increase).
             Value firstRow = arith::MinUIOp::create(b, l, warpRow0, lastRow);
             Value seen = arith::CmpIOp::create(
                 b, l, arith::CmpIPredicate::sle,
                 add(b, l, k0, indexConst(b, l, tileK - 1)),
-                buildQueryPosition(b, l, firstRow, op.getQOffset()));
+                add(b, l, buildQueryPosition(b, l, firstRow, op.getQOffset()),
+                    indexConst(b, l, *reach)));
             cases.push_back(
                 {arith::AndIOp::create(b, l, full, seen), TileKind::Unmasked});
           }

@@ -654,7 +654,8 @@ AttentionOp buildAttention(PatternRewriter &rewriter, Location loc,
   auto attention = AttentionOp::create(
       rewriter, loc, resultType, q, k, v, bias, /*key_lengths=*/Value(),
       /*q_offset=*/Value(), relValues, rewriter.getF64FloatAttr(parts.scale),
-      /*causal=*/UnitAttr(), bucketing, /*window=*/IntegerAttr());
+      /*causal=*/UnitAttr(), bucketing, /*window=*/IntegerAttr(),
+      /*lookahead=*/IntegerAttr());
   if (modTerms.empty())
     return attention;
   OpBuilder::InsertionGuard guard(rewriter);

@@ -81,7 +81,6 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     Value qOffset = op.getQOffset(), relValues = op.getRelValues();
     std::optional<BucketingAttrInterface> bucketing = op.getBucketing();
     Region &scoreMod = op.getScoreMod();
-    bool causal = op.getCausal();
     RankedTensorType resultType = op.getResult().getType();
     Type elementType = resultType.getElementType();
     Type f32 = rewriter.getF32Type();
@@ -112,17 +111,18 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     // Query position of the tile's first row.
     Value qPos0 = buildQueryPosition(rewriter, loc, q0, qOffset);
 
-    // Keys that can matter: below key_lengths[b] and, with causal, up to the
-    // last row's position. Whole tiles beyond are skipped.
+    // Keys that can matter: below key_lengths[b] and, with causal or a
+    // lookahead, up to the last row's position (plus the lookahead). Whole
+    // tiles beyond are skipped.
     Value length;
     if (lengths) {
       Value len32 = tensor::ExtractOp::create(rewriter, loc, lengths, b0);
       length = arith::IndexCastOp::create(rewriter, loc,
                                           rewriter.getIndexType(), len32);
     }
-    Value kEnd =
-        buildKeyEnd(rewriter, loc, lk, length,
-                    causal ? addIndex(rewriter, loc, qPos0, tq) : Value());
+    Value kEnd = buildKeyEnd(
+        rewriter, loc, lk, length,
+        buildAheadEnd(rewriter, loc, op, addIndex(rewriter, loc, qPos0, tq)));
     // With a window, the keys before the first row's window are skipped too.
     std::optional<uint64_t> window = op.getWindow();
     Value kStart = window ? buildWindowStart(rewriter, loc, qPos0,

@@ -183,19 +183,20 @@ SmallVector<Value> KernelBuilder::buildKeyBlock(OpBuilder &b, int64_t numChunks,
               .getResult();
         };
         if (grouped) {
-          if (op.getCausal())
-            orHidden(arith::CmpIOp::create(fb, loc, arith::CmpIPredicate::sgt,
-                                           bcast(fb, key), groupedPos[c]));
+          if (reach)
+            orHidden(buildAheadMasked(fb, loc, bcast(fb, key), groupedPos[c],
+                                      *reach));
           if (window)
             orHidden(buildWindowMasked(fb, loc, bcast(fb, key), groupedPos[c],
                                        *window));
         } else if (masked) {
-          // Lane l has query position qPos0 + c·W + l. Causal: it sees the
-          // key when l >= key - qPos0 - c·W; window: it does not see it
-          // when l >= key + window - qPos0 - c·W.
+          // Lane l has query position qPos0 + c·W + l. Causal (lookahead
+          // A): it sees the key when l >= key - A - qPos0 - c·W; window: it
+          // does not see it when l >= key + window - qPos0 - c·W.
           Value rel = sub(fb, key, add(fb, qPos0, cIdx(fb, c * w)));
-          if (op.getCausal())
-            orHidden(lanesFrom(rel, arith::CmpIPredicate::slt));
+          if (reach)
+            orHidden(lanesFrom(*reach ? sub(fb, rel, cIdx(fb, *reach)) : rel,
+                               arith::CmpIPredicate::slt));
           if (window)
             orHidden(lanesFrom(add(fb, rel, cIdx(fb, *window)),
                                arith::CmpIPredicate::sge));
@@ -215,19 +216,19 @@ SmallVector<Value> KernelBuilder::buildKeyBlock(OpBuilder &b, int64_t numChunks,
     }
     return maxima;
   };
-  if ((!op.getCausal() && !window) || grouped)
+  if ((!reach && !window) || grouped)
     return finish(b, /*masked=*/false);
   // Every row of the tile sees a block whose last key is at or before the
-  // tile's first position (most blocks of a long causal attention) and, with
+  // tile's first position plus the reach (most blocks of a long causal
+  // attention) and, with
   // a window, whose first key is in the last row's window: its scores skip
   // the masks. (Each branch builds its own key values: the per-key cache of
   // vectorizeScore must not reach across them.)
   Value needsMask;
   Value firstKey = add(b, k0, jb);
-  if (op.getCausal())
-    needsMask =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt,
-                              add(b, firstKey, cIdx(b, keys - 1)), qPos0);
+  if (reach)
+    needsMask = buildAheadMasked(b, loc, add(b, firstKey, cIdx(b, keys - 1)),
+                                 qPos0, *reach);
   if (window) {
     Value lastPos = sub(b, add(b, qPos0, tq), cIdx(b, 1));
     Value outside = buildWindowMasked(b, loc, firstKey, lastPos, *window);
@@ -807,7 +808,7 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   bIdx = ivs[0];
   hIdx = grouped ? Value() : ivs[1];
   Value t = ivs[2];
-  if (op.getCausal() && !grouped) {
+  if (reach && !grouped) {
     // Zig-zag order of the query tiles (0, n-1, 1, n-2, ...): a contiguous
     // share of the iterations has as many short (top) rows as long ones.
     Value half = arith::DivUIOp::create(rw, loc, t, cIdx(rw, 2));
@@ -826,7 +827,7 @@ scf::ForallOp KernelBuilder::buildForall(bool groupedTiles) {
   Value rowsEnd = add(rw, qPos0, grouped ? lq : tq);
   Value zero = cIdx(rw, 0);
   kEnd = buildKeyEnd(rw, loc, lk, keyLength(rw),
-                     op.getCausal() ? rowsEnd : Value());
+                     buildAheadEnd(rw, loc, op, rowsEnd));
   // With a window, the keys before the first row's window are skipped too
   // (grouped tiles: row 0 of every head has the first position).
   kStart = window ? buildWindowStart(rw, loc, qPos0, *window) : zero;

@@ -95,10 +95,9 @@ scf::ForallOp KernelBuilder::buildDecodeForall(int64_t numRows) {
         Value head, row;
         std::tie(head, row) = rowOf(b, r);
         Value qPos = buildQueryPosition(b, loc, row, op.getQOffset());
-        Value causalEnd;
-        if (op.getCausal())
-          causalEnd = add(b, qPos, cIdx(b, 1));
-        Value rowEnd = buildKeyEnd(b, loc, lk, length, causalEnd);
+        Value rowEnd =
+            buildKeyEnd(b, loc, lk, length,
+                        buildAheadEnd(b, loc, op, add(b, qPos, cIdx(b, 1))));
         memref::StoreOp::create(b, loc, rowEnd, endS, r);
         Value start = range[1];
         if (window) {

@@ -50,6 +50,7 @@ public:
         vecF32(VectorType::get({options.vectorWidth}, f32)) {
     if (std::optional<uint64_t> w = op.getWindow())
       window = static_cast<int64_t>(*w);
+    reach = op.getKeyReach();
   }
 
   void build();
@@ -440,6 +441,8 @@ private:
   Value kStart;
   /// `window` of the op (an int64_t for the index arithmetic).
   std::optional<int64_t> window;
+  /// AttentionOp::getKeyReach: 0 with `causal`, the `lookahead`, or none.
+  std::optional<int64_t> reach;
   Value qT, oT, sT, mBuf, lBuf;
   /// Per chunk: lane offsets clamped to the tile's rows (vector<W x index>)
   /// and the mask of the lanes that are rows of the tile.

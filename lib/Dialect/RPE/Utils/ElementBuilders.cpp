@@ -38,6 +38,18 @@ Value mlir::rpe::buildWindowMasked(OpBuilder &b, Location loc, Value key,
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, end, qPos);
 }
 
+Value mlir::rpe::buildAheadMasked(OpBuilder &b, Location loc, Value key,
+                                  Value qPos, int64_t reach) {
+  if (reach != 0) {
+    TypedAttr attr = b.getIndexAttr(reach);
+    if (auto vecType = dyn_cast<VectorType>(key.getType()))
+      attr = DenseElementsAttr::get(vecType, attr);
+    qPos = arith::AddIOp::create(b, loc, qPos,
+                                 arith::ConstantOp::create(b, loc, attr));
+  }
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, key, qPos);
+}
+
 Value mlir::rpe::applyAttentionMasks(OpBuilder &b, Location loc, AttentionOp op,
                                      Value score, Value key, Value qPos,
                                      Value length) {
@@ -45,8 +57,8 @@ Value mlir::rpe::applyAttentionMasks(OpBuilder &b, Location loc, AttentionOp op,
   auto orMask = [&](Value m) {
     masked = masked ? arith::OrIOp::create(b, loc, masked, m).getResult() : m;
   };
-  if (op.getCausal())
-    orMask(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, key, qPos));
+  if (std::optional<int64_t> reach = op.getKeyReach())
+    orMask(buildAheadMasked(b, loc, key, qPos, *reach));
   if (std::optional<uint64_t> window = op.getWindow())
     orMask(buildWindowMasked(b, loc, key, qPos, static_cast<int64_t>(*window)));
   if (length)

@@ -271,7 +271,9 @@ def RPE_AttentionOp : RPE_Op<"attention", [
     (`%i` is the query position `row + q_offset`, `%j` the key position).
     Masked entries (`causal`: `j > i + q_offset`; `window = W`, 1 <= W <=
     2^62: `j <= i + q_offset - W`, i.e. a query sees at most the W positions
-    up to its own; `j >= key_lengths[b]`) are `-inf`; `p = softmax_j(s)`;
+    up to its own; `lookahead = A`, 1 <= A <= 2^61, without `causal`:
+    `j > i + q_offset + A`, i.e. a query sees at most A positions past its
+    own; `j >= key_lengths[b]`) are `-inf`; `p = softmax_j(s)`;
     `out_i = Σ_j p_ij·v_j (+ Σ_j p_ij·rel_values[bucket(i + q_offset, j)])`.
     A fully masked row yields 0. Default `scale = 1/sqrt(max(D, 1))` (with
     D = 0 the scores are empty sums, 0).
@@ -284,6 +286,9 @@ def RPE_AttentionOp : RPE_Op<"attention", [
 
     `causal window = 4096` is Mistral's and Gemma 2's sliding-window
     attention: the kernels skip the key tiles outside the band.
+    `window = W + 1 lookahead = W` is ModernBERT's bidirectional local
+    attention `|i - j| <= W` (`causal` is `lookahead = 0`, spelled
+    `causal`).
   }];
   let arguments = (ins RPE_FloatTensor:$q, RPE_FloatTensor:$k,
                        RPE_FloatTensor:$v,
@@ -296,7 +301,10 @@ def RPE_AttentionOp : RPE_Op<"attention", [
                        OptionalAttr<RPE_BucketingAttr>:$bucketing,
                        OptionalAttr<ConfinedAttr<I64Attr,
                            [IntMinValue<1>,
-                            IntMaxValue<4611686018427387904>]>>:$window);
+                            IntMaxValue<4611686018427387904>]>>:$window,
+                       OptionalAttr<ConfinedAttr<I64Attr,
+                           [IntMinValue<1>,
+                            IntMaxValue<2305843009213693952>]>>:$lookahead);
   let results = (outs RPE_FloatTensor:$result);
   let regions = (region MaxSizedRegion<1>:$score_mod);
   let assemblyFormat = [{
@@ -306,7 +314,7 @@ def RPE_AttentionOp : RPE_Op<"attention", [
     (`q_offset` `(` $q_offset^ `)`)?
     (`rel_values` `(` $rel_values^ `:` type($rel_values) `)`)?
     (`by` custom<Bucketing>($bucketing)^)? (`causal` $causal^)?
-    (`window` `=` $window^)? (`scale` `=` $scale^)? attr-dict-with-keyword `:` type($q) `,` type($k) `,` type($v) `->`
+    (`window` `=` $window^)? (`lookahead` `=` $lookahead^)? (`scale` `=` $scale^)? attr-dict-with-keyword `:` type($q) `,` type($k) `,` type($v) `->`
     type($result) ($score_mod^)?
   }];
   let hasVerifier = 1;
@@ -316,6 +324,16 @@ def RPE_AttentionOp : RPE_Op<"attention", [
     /// The softmax scale: `scale`, else 1/sqrt(max(D, 1)) when D is static, else
     /// std::nullopt (the lowering computes it at run time).
     std::optional<double> getStaticScale();
+    /// How far past its own position a query sees: 0 with `causal`, the
+    /// `lookahead`, std::nullopt when no key is masked for being ahead.
+    /// Keys with `j > i + q_offset + reach` are masked.
+    std::optional<int64_t> getKeyReach() {
+      if (getCausal())
+        return 0;
+      if (std::optional<uint64_t> a = getLookahead())
+        return static_cast<int64_t>(*a);
+      return std::nullopt;
+    }
   }];
 }
 

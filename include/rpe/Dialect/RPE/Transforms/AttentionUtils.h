@@ -41,6 +41,12 @@ AttentionSizes getAttentionSizes(OpBuilder &b, AttentionOp op);
 Value buildKeyEnd(OpBuilder &b, Location loc, Value lk, Value length,
                   Value causalEnd);
 
+/// The key end that `op`'s causal mask or lookahead sets for query positions
+/// below `posEnd` (the position after a tile's last row): `posEnd` plus the
+/// reach (AttentionOp::getKeyReach), or a null value when keys ahead are
+/// not masked. For buildKeyEnd's `causalEnd`.
+Value buildAheadEnd(OpBuilder &b, Location loc, AttentionOp op, Value posEnd);
+
 /// The first key a query tile whose first query position is `firstPos` can
 /// see under `window = W`: max(firstPos + 1 - W, 0). Keys before it are
 /// masked for every row of the tile.

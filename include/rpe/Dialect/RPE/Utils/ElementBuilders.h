@@ -28,8 +28,15 @@ Value buildQueryPosition(OpBuilder &b, Location loc, Value row, Value qOffset);
 Value buildWindowMasked(OpBuilder &b, Location loc, Value key, Value qPos,
                         int64_t window);
 
+/// Whether key `key` is more than `reach` positions ahead of query position
+/// `qPos` (`key > qPos + reach`; `reach` 0 is causal's mask, else
+/// `lookahead`'s). Scalars or index vectors.
+Value buildAheadMasked(OpBuilder &b, Location loc, Value key, Value qPos,
+                       int64_t reach);
+
 /// `score`, or -inf where `op`'s position masks hide key `key` from query
-/// position `qPos`: causal (`key > qPos`), window, and `key >= length` when
+/// position `qPos`: causal or lookahead (buildAheadMasked), window, and
+/// `key >= length` when
 /// `length` (key_lengths[b] as an index) is given.
 Value applyAttentionMasks(OpBuilder &b, Location loc, AttentionOp op,
                           Value score, Value key, Value qPos, Value length);
