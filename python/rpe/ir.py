@@ -457,7 +457,7 @@ def disentangled_bias(bucketing, batch, heads, lq, lk, head_dim, c2p=True,
 def _attention_text(q, k, v, qt, kt, vt, rt, bias=None, bias_type=None,
                     key_lengths=None, kl_type=None, q_offset=None,
                     rel_values=None, rv_type=None, bucketing=None,
-                    causal=False, scale=None, window=None):
+                    causal=False, scale=None, window=None, lookahead=None):
     text = "rpe.attention %s, %s, %s" % (q, k, v)
     if bias:
         text += " bias(%s : %s)" % (bias, bias_type)
@@ -473,6 +473,8 @@ def _attention_text(q, k, v, qt, kt, vt, rt, bias=None, bias_type=None,
         text += " causal"
     if window is not None:
         text += " window = %d" % window
+    if lookahead is not None:
+        text += " lookahead = %d" % lookahead
     if scale is not None:
         text += " scale = %s" % fmt_float(scale)
     return text + " : %s, %s, %s -> %s" % (qt, kt, vt, rt)
@@ -480,12 +482,13 @@ def _attention_text(q, k, v, qt, kt, vt, rt, bias=None, bias_type=None,
 
 def attention(q_shape, k_shape, v_shape, bias_shape=None, key_lengths=False,
               q_offset=None, rel_values=None, causal=False, scale=None,
-              elem="f32", name="attention", window=None):
+              elem="f32", name="attention", window=None, lookahead=None):
     """``rpe.attention`` on its own.
 
     ``q_shape = (B, H, Lq, D)``, ``k_shape = (B, Hkv, Lk, D)``,
     ``v_shape = (B, Hkv, Lk, Dv)`` (any size may be ``None``);
-    ``window``: ``None`` or the sliding window ``W``; ``bias_shape``:
+    ``window``: ``None`` or the sliding window ``W``; ``lookahead``:
+    ``None`` or how far past its position a query sees; ``bias_shape``:
     ``None`` or a rank-3 ``(H, Lq, Lk)`` / rank-4
     ``(B, H, Lq, Lk)`` shape (static 1s broadcast); ``rel_values``: a
     bucketing scheme, which adds ``%rel_values: tensor<NBxDvxE>`` and
@@ -510,7 +513,7 @@ def attention(q_shape, k_shape, v_shape, bias_shape=None, key_lengths=False,
     off = _q_offset(f, q_offset)
     rt = tensor_type((q_shape[0], q_shape[1], q_shape[2], v_shape[3]), elem)
     text = _attention_text(q, k, v, qt, kt, vt, rt, bias, bt, kl, klt, off, rv,
-                           rvt, rel_values, causal, scale, window)
+                           rvt, rel_values, causal, scale, window, lookahead)
     return f.finish(f.emit("out", text), rt)
 
 
@@ -556,11 +559,11 @@ class _Layer:
 
     def attend(self, bias=None, bias_type=None, rel_values=None, rv_type=None,
                bucketing=None, causal=False, scale=None, q=None, k=None,
-               window=None):
+               window=None, lookahead=None):
         text = _attention_text(q or self.q, k or self.k, self.v, self.qt, self.kt,
                                self.vt, self.rt, bias, bias_type, self.kl,
                                self.klt, self.off, rel_values, rv_type,
-                               bucketing, causal, scale, window)
+                               bucketing, causal, scale, window, lookahead)
         return self.f.finish(self.f.emit("out", text), self.rt)
 
 
@@ -577,7 +580,7 @@ def relative_bias_attention(bucketing, *, batch, heads, lq, lk, head_dim,
                             kv_heads=None, value_dim=None, causal=False,
                             key_lengths=False, q_offset=None, scale=None,
                             elem="f32", name="relative_bias_attention",
-                            window=None):
+                            window=None, lookahead=None):
     """Attention with a learned relative bias (T5 / Transformer-XL / the
     seed's ``RelativePositionBias`` / Swin): ``rpe.relative_bias`` of a
     ``NBxH`` table -> ``rpe.attention ... bias(...)``.
@@ -585,7 +588,8 @@ def relative_bias_attention(bucketing, *, batch, heads, lq, lk, head_dim,
     ``@name(%q, %k, %v, %table: tensor<NBxHxE>, [%key_lengths], [%q_offset])
     -> tensor<BxHxLqxDvxE>``.  With ``q_offset`` the bias is looked up at
     query positions ``i + q_offset`` and the causal mask shifts alike.
-    ``window``: a sliding window ``W`` (``rpe.attention ... window = W``).
+    ``window``: a sliding window ``W`` (``rpe.attention ... window = W``);
+    ``lookahead``: ``A`` (``... lookahead = A``).
     """ + _LAYER_DOC
     spelled = _check_bucketing(bucketing)
     L = _Layer(name, batch, heads, kv_heads, lq, lk, head_dim, value_dim, elem,
@@ -603,7 +607,8 @@ def relative_bias_attention(bucketing, *, batch, heads, lq, lk, head_dim,
         text += " sizes(%s)" % ", ".join(sizes)
     text += " by %s : %s -> %s" % (spelled, tt, bt)
     bias = f.emit("bias", text)
-    return L.attend(bias, bt, causal=causal, scale=scale, window=window)
+    return L.attend(bias, bt, causal=causal, scale=scale, window=window,
+                    lookahead=lookahead)
 
 
 def t5_attention(num_buckets=32, max_distance=128, bidirectional=True, **kw):
@@ -719,7 +724,7 @@ def deberta_scale(head_dim, c2p=True, p2c=True):
 def deberta_attention(bucketing, *, batch, heads, lq, lk, head_dim,
                       value_dim=None, c2p=True, p2c=True, causal=False,
                       key_lengths=False, elem="f32", name="deberta_attention",
-                      window=None):
+                      window=None, lookahead=None):
     """DeBERTa(-v2) disentangled attention: ``rpe.disentangled_bias`` as the
     bias and ``scale = 1/sqrt(D * (1 + c2p + p2c))`` applied to every term,
     as HF does (the position tables are multiplied by the scale inside the
@@ -744,4 +749,5 @@ def deberta_attention(bucketing, *, batch, heads, lq, lk, head_dim,
     bt = tensor_type((batch, heads, lq, lk), elem)
     bias = f.emit("bias", _disentangled_text(L.q, L.k, pqs, pks, spelled, c2p,
                                              p2c, L.qt, L.kt, pt, bt))
-    return L.attend(bias, bt, causal=causal, scale=s, window=window)
+    return L.attend(bias, bt, causal=causal, scale=s, window=window,
+                    lookahead=lookahead)

@@ -390,11 +390,12 @@ def disentangled_bias(q, k, pos_q, pos_k, bucketing, c2p=True, p2c=True):
 
 def attention(q, k, v, bias=None, key_lengths=None, q_offset=0,
               rel_values=None, scale=None, causal=False, bucketing=None,
-              score_mod=None, window=None):
+              score_mod=None, window=None, lookahead=None):
     """``rpe.attention``.
 
     ``window = W`` masks ``j_pos <= i_pos - W`` (Mistral's sliding window
-    with ``causal``).
+    with ``causal``); ``lookahead = A`` masks ``j_pos > i_pos + A``
+    (ModernBERT's ``|i - j| <= W`` is ``window = W + 1, lookahead = W``).
 
     ``score_mod(s, b, h, i_pos, j_pos)`` receives the B x H x Lq x Lk score
     array and broadcastable int64 index arrays (``i_pos = row + q_offset``)
@@ -431,6 +432,8 @@ def attention(q, k, v, bias=None, key_lengths=None, q_offset=0,
         mask |= j_pos > i_pos
     if window is not None:
         mask |= j_pos <= i_pos - window
+    if lookahead is not None:
+        mask |= j_pos > i_pos + lookahead
     if key_lengths is not None:
         kl = np.asarray(key_lengths, dtype=np.int64)
         assert kl.shape == (bsz,)

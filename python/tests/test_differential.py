@@ -559,7 +559,7 @@ class Attn:
 
     def __init__(self, B, H, Hkv, lq, lk, d, dv, bias=None, kl=False, off=None,
                  rv=None, causal=False, scale=None, elem="f32", zero_rows=True,
-                 window=None):
+                 window=None, lookahead=None):
         self.__dict__.update(locals())
         del self.__dict__["self"]
 
@@ -578,6 +578,8 @@ class Attn:
             t += "-causal"
         if self.window is not None:
             t += "-win%d" % self.window
+        if self.lookahead is not None:
+            t += "-la%d" % self.lookahead
         if self.scale is not None:
             t += "-scale%g" % self.scale
         return t + ("" if self.elem == "f32" else "-" + self.elem)
@@ -614,7 +616,7 @@ def _attn_make(c, has_off_arg):
             want = np.zeros((c.B, c.H, c.lq, c.dv))
         else:
             want = ref.attention(q, k, v, causal=c.causal, scale=c.scale,
-                                 window=c.window, **kw)
+                                 window=c.window, lookahead=c.lookahead, **kw)
         return args, want, e, score_atol(q, k, v, c.scale, kw.get("bias"), e)
     return make
 
@@ -653,7 +655,7 @@ def _attn_func(name, c, dyn, off_arg=True):
     return ir.attention(qs, ks, vs, bias_shape=bias, key_lengths=c.kl,
                         q_offset=off, rel_values=c.rv, causal=c.causal,
                         scale=c.scale, elem=c.elem, name=name,
-                        window=c.window)
+                        window=c.window, lookahead=c.lookahead)
 
 
 def _rand_heads():
@@ -737,6 +739,21 @@ def gen_attention():
         variant("attn_window%d" % W, {"B", "H", "Hkv", "Lq", "Lk"},
                 [Attn(B, H, Hkv, lq, lk, 8, 8, off=off, causal=causal,
                       window=W, kl=kl) for B, H, Hkv, lq, lk, off in confs])
+    # Lookahead (keys up to A positions ahead): ModernBERT's bidirectional
+    # window |i - j| <= A (window A + 1), with A = 3 and 64 (a vector or key
+    # tile), and a lookahead alone; q_offset (negative: rows whose first
+    # keys are masked; large: decode rows), key_lengths, GQA, lengths that
+    # are multiples of no tile. Drawn from no random stream.
+    for A, W, kl, confs in (
+            (3, 4, False, ((1, 2, 2, 37, 37, 0), (2, 4, 2, 70, 97, -10),
+                           (2, 8, 2, 1, 131, 60), (1, 3, 1, 131, 131, 0))),
+            (64, 65, True, ((1, 4, 4, 300, 300, 0), (2, 4, 1, 131, 131, 0),
+                            (1, 2, 2, 5, 300, 200))),
+            (10, None, True, ((1, 6, 3, 29, 53, 3), (1, 2, 2, 250, 250, 0),
+                              (2, 4, 2, 3, 200, -5)))):
+        variant("attn_lookahead%d" % A, {"B", "H", "Hkv", "Lq", "Lk"},
+                [Attn(B, H, Hkv, lq, lk, 8, 8, off=off, window=W, lookahead=A,
+                      kl=kl) for B, H, Hkv, lq, lk, off in confs])
     # Explicit scale, static shapes.
     variant("attn_scale", set(), [Attn(2, 2, 2, 5, 7, 8, 8, scale=0.3)])
     variant("attn_scale_dyn", {"Lq", "Lk"}, [Attn(1, 4, 1, 9, 300, 16, 16, scale=2.0),
@@ -784,6 +801,14 @@ def gen_attention():
              window=40, elem="f16"),
         Attn(1, 4, 2, 3, 300, 32, 16, causal=True, off=297, kl=True,
              window=40, elem="f16")])
+    # With a lookahead: the blocks' key ends past their last row, the
+    # register kernel's unmasked tiles below the shifted diagonal (q_offset
+    # -10: a 64-key tile ends one key past a warp's first row's reach).
+    variant("attn_f16_tc_lookahead", {"B", "Lq", "Lk"}, [
+        Attn(1, 4, 2, 131, 131, 32, 16, off=0, kl=True, window=41,
+             lookahead=40, elem="f16"),
+        Attn(2, 4, 2, 70, 97, 32, 16, off=-10, kl=True, window=41,
+             lookahead=40, elem="f16")])
     variant("attn_f16_tc_bias", {"B", "Lq", "Lk"}, [
         Attn(2, 3, 3, 33, 65, 16, 8, bias=(3, None, None), elem="f16"),
         Attn(1, 3, 3, 64, 17, 16, 8, bias=(3, None, None), elem="f16")])
@@ -836,11 +861,11 @@ def _qkv(rng, B, H, Hkv, lq, lk, d, dv, elem):
 
 class Layer:
     def __init__(self, B, H, Hkv, lq, lk, d, dv=None, kl=False, off=None,
-                 causal=False, window=None):
+                 causal=False, window=None, lookahead=None):
         self.B, self.H, self.Hkv, self.lq, self.lk = B, H, Hkv, lq, lk
         self.d, self.dv = d, d if dv is None else dv
         self.kl, self.off, self.causal = kl, off, causal
-        self.window = window
+        self.window, self.lookahead = window, lookahead
 
     def tag(self):
         t = "B%dH%dkv%d-%dx%d-D%d" % (self.B, self.H, self.Hkv, self.lq, self.lk, self.d)
@@ -852,6 +877,8 @@ class Layer:
             t += "-causal"
         if self.window is not None:
             t += "-win%d" % self.window
+        if self.lookahead is not None:
+            t += "-la%d" % self.lookahead
         return t
 
 
@@ -869,7 +896,8 @@ def _rba_make(b, c, scale, elem):
             args.append(off)
         bias = as_elem(ref.relative_bias(table, c.lq, c.lk, b, q_offset=off), elem)
         want = ref.attention(q, k, v, bias=bias, q_offset=off, causal=c.causal,
-                             scale=scale, window=c.window, **kw)
+                             scale=scale, window=c.window,
+                             lookahead=c.lookahead, **kw)
         return args, want, elem
     return make
 
@@ -928,6 +956,15 @@ def gen_relative_bias_attention():
         c = Layer(B, 4, 2, lq, lk, 8, kl=True, off=o, causal=True, window=50)
         cases.append(("t5_attention", "window-" + c.tag(), "t5_window",
                       _rba_make(T5(32, 128, False), c, 1.0, "f32")))
+    # A bidirectional T5 encoder with ModernBERT's local window (|i - j| <=
+    # 40): both halves of the T5 diagonal, read only in the band.
+    fns.append(ir.t5_attention(32, 128, True, batch=None, heads=4, lq=None,
+                               lk=None, head_dim=8, key_lengths=True,
+                               window=41, lookahead=40, name="t5_local"))
+    for B, lq, lk in ((2, 131, 131), (1, 300, 300), (1, 7, 200)):
+        c = Layer(B, 4, 4, lq, lk, 8, kl=True, window=41, lookahead=40)
+        cases.append(("t5_attention", "local-" + c.tag(), "t5_local",
+                      _rba_make(T5(32, 128, True), c, 1.0, "f32")))
     # Swin window attention (static windows).
     for n, (wh, ww, H, d, elem, Bs) in enumerate(((7, 7, 3, 8, "f32", (1, 4)),
                                                   (2, 3, 2, 8, "f32", (3,)),
@@ -1155,7 +1192,7 @@ def _deberta_make(b, c, c2p, p2c, elem):
         pks = as_elem(pk.astype(np.float32) * np.float32(s), elem)
         bias = as_elem(ref.disentangled_bias(q, k, pqs, pks, b, c2p=c2p, p2c=p2c), elem)
         want = ref.attention(q, k, v, bias=bias, causal=c.causal, scale=s,
-                             window=c.window, **kw)
+                             window=c.window, lookahead=c.lookahead, **kw)
         return args, want, elem
     return make
 
@@ -1200,6 +1237,15 @@ def gen_deberta_attention():
                                     window=70, name=name))
     for B, lq, lk in ((2, 131, 131), (1, 300, 2100), (1, 2100, 2100)):
         c = Layer(B, 2, 2, lq, lk, 16, kl=True, causal=True, window=70)
+        cases.append((name + "-" + c.tag(), name,
+                      _deberta_make(b, c, True, True, "f32")))
+    # DeBERTa encoder with a bidirectional window |i - j| <= 60.
+    name = "deberta_local"
+    fns.append(ir.deberta_attention(b, batch=None, heads=2, lq=None, lk=None,
+                                    head_dim=16, window=61, lookahead=60,
+                                    name=name))
+    for B, lq, lk in ((2, 131, 131), (1, 2100, 2100)):
+        c = Layer(B, 2, 2, lq, lk, 16, window=61, lookahead=60)
         cases.append((name + "-" + c.tag(), name,
                       _deberta_make(b, c, True, True, "f32")))
     mod = ir.merge(*fns)

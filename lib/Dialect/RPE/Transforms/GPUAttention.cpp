@@ -111,7 +111,7 @@ Value mlir::rpe::buildGPUBlockKeyEnd(OpBuilder &b, Location loc, AttentionOp op,
     Value lastRow = arith::MinUIOp::create(
         b, loc, arith::AddIOp::create(b, loc, row0, rowsC), dims.lq);
     lastRow = arith::SubIOp::create(b, loc, lastRow, one);
-    causalEnd = buildAheadEnd(
+    causalEnd = /*MUT*/ buildAheadEnd(
         b, loc, op,
         arith::AddIOp::create(
             b, loc, buildQueryPosition(b, loc, lastRow, op.getQOffset()), one));
