@@ -33,7 +33,7 @@ def load(name):
 
 def test_fixtures_present():
     assert {"t5_encoder", "t5_decoder", "llama", "deberta_v2", "bloom",
-            "swin", "mistral", "gemma2"} <= set(MODELS)
+            "swin", "mistral", "gemma2", "modernbert"} <= set(MODELS)
 
 
 def test_deberta_uses_erf():

@@ -285,6 +285,23 @@ func.func @attention_window(%q: tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32
 
 // -----
 
+// A lookahead masks the scores of keys with j > i + A.
+// CHECK-LABEL: func.func @attention_lookahead
+// CHECK: linalg.generic
+// CHECK: %[[I:.*]] = linalg.index 2 : index
+// CHECK: %[[J:.*]] = linalg.index 3 : index
+// CHECK: %[[A:.*]] = arith.constant 16 : index
+// CHECK-NEXT: %[[REACH:.*]] = arith.addi %[[I]], %[[A]] : index
+// CHECK-NEXT: %[[FUT:.*]] = arith.cmpi sgt, %[[J]], %[[REACH]] : index
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: arith.select %[[FUT]], %{{.*}}, %{{.*}} : f32
+func.func @attention_lookahead(%q: tensor<1x2x100x16xf32>) -> tensor<1x2x100x16xf32> {
+  %0 = rpe.attention %q, %q, %q lookahead = 16 : tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32>, tensor<1x2x100x16xf32> -> tensor<1x2x100x16xf32>
+  return %0 : tensor<1x2x100x16xf32>
+}
+
+// -----
+
 // The score_mod region is inlined into the element-wise generic, with the
 // query position (row + q_offset) as %i; rel_values gathers by bucket.
 // CHECK-LABEL: func.func @score_mod_rel_values

@@ -182,6 +182,30 @@ func.func @idle_window(%q: tensor<1x2x8x16xf32>, %off: index) -> (tensor<1x2x8x1
 
 // -----
 
+// A lookahead that reaches the last key from the first position (Lk - 1 <=
+// q_offset + A) masks nothing and goes; one that falls short, or with a
+// dynamic Lk or q_offset, stays.
+// CHECK-LABEL: func.func @idle_lookahead
+// CHECK: rpe.attention %{{.*}} window = 3 : tensor<1x2x8x16xf32>
+// CHECK-NEXT: rpe.attention %{{.*}} q_offset(%{{.*}}) : tensor<1x2x8x16xf32>
+// CHECK-NEXT: rpe.attention %{{.*}} lookahead = 6 : tensor<1x2x8x16xf32>
+// CHECK-NEXT: rpe.attention %{{.*}} q_offset(%{{.*}}) lookahead = 4 : tensor<1x2x8x16xf32>
+// CHECK-NEXT: rpe.attention %{{.*}} q_offset(%{{.*}}) lookahead = 100 : tensor<1x2x8x16xf32>
+// CHECK-NEXT: rpe.attention %{{.*}} lookahead = 100 : tensor<1x2x8x16xf32>, tensor<1x2x?x16xf32>
+func.func @idle_lookahead(%q: tensor<1x2x8x16xf32>, %kd: tensor<1x2x?x16xf32>, %off: index) -> (tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>) {
+  %c3 = arith.constant 3 : index
+  %cm4 = arith.constant -4 : index
+  %0 = rpe.attention %q, %q, %q window = 3 lookahead = 7 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %1 = rpe.attention %q, %q, %q q_offset(%c3) lookahead = 4 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %2 = rpe.attention %q, %q, %q lookahead = 6 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %3 = rpe.attention %q, %q, %q q_offset(%cm4) lookahead = 4 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %4 = rpe.attention %q, %q, %q q_offset(%off) lookahead = 100 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %5 = rpe.attention %q, %kd, %kd lookahead = 100 : tensor<1x2x8x16xf32>, tensor<1x2x?x16xf32>, tensor<1x2x?x16xf32> -> tensor<1x2x8x16xf32>
+  return %0, %1, %2, %3, %4, %5 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>
+}
+
+// -----
+
 // Non-zero splats, non-splat constants and computed biases stay.
 // CHECK-LABEL: func.func @nonzero_bias
 // CHECK-COUNT-3: bias(

@@ -120,3 +120,28 @@ func.func @window(%q: tensor<1x2x1000x16xf32>) -> tensor<1x2x1000x16xf32> {
   %0 = rpe.attention %q, %q, %q causal window = 32 : tensor<1x2x1000x16xf32>, tensor<1x2x1000x16xf32>, tensor<1x2x1000x16xf32> -> tensor<1x2x1000x16xf32>
   return %0 : tensor<1x2x1000x16xf32>
 }
+
+// -----
+
+// A lookahead A: the block's key loop ends A keys past its last row,
+// min(min(row0 + 128, Lq) + A, Lk); inside, the scores of keys with
+// j > i + A are -inf.
+// CHECK-LABEL: func.func @lookahead
+// CHECK: gpu.launch blocks(%[[BX:[a-z0-9]+]]
+// CHECK: %[[ROW0:.*]] = arith.muli %[[BX]], %c128 : index
+// CHECK: %[[ROWS:.*]] = arith.addi %[[ROW0]], %c128 : index
+// CHECK-NEXT: %[[LAST:.*]] = arith.minui %[[ROWS]], %c1000 : index
+// CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[LAST]], %c32 : index
+// CHECK-NEXT: %[[CL:.*]] = arith.maxsi %[[AHEAD]], %c0 : index
+// CHECK-NEXT: %[[KEND:.*]] = arith.minsi %[[CL]], %c1000 : index
+// CHECK: scf.for %{{.*}} = %c0 to %[[KEND]] step %c8
+// CHECK: %[[PAST:.*]] = arith.cmpi uge, %{{.*}}, %[[KEND]] : index
+// CHECK-NEXT: %[[REACH:.*]] = arith.addi %{{.*}}, %c32 : index
+// CHECK-NEXT: %[[FUT:.*]] = arith.cmpi sgt, %{{.*}}, %[[REACH]] : index
+// CHECK-NEXT: %[[HIDE:.*]] = arith.ori %[[PAST]], %[[FUT]] : i1
+// CHECK-NEXT: arith.select %[[HIDE]], %cst{{.*}}, %{{.*}} : f32
+// CHECK: gpu.terminator
+func.func @lookahead(%q: tensor<1x2x1000x16xf32>) -> tensor<1x2x1000x16xf32> {
+  %0 = rpe.attention %q, %q, %q lookahead = 32 : tensor<1x2x1000x16xf32>, tensor<1x2x1000x16xf32>, tensor<1x2x1000x16xf32> -> tensor<1x2x1000x16xf32>
+  return %0 : tensor<1x2x1000x16xf32>
+}

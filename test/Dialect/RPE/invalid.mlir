@@ -540,6 +540,30 @@ func.func @attn_window_huge(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
 
 // -----
 
+func.func @attn_lookahead_zero(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'rpe.attention' op attribute 'lookahead' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1 whose maximum value is 2305843009213693952}}
+  %0 = rpe.attention %q, %q, %q lookahead = 0 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @attn_lookahead_huge(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'rpe.attention' op attribute 'lookahead' failed to satisfy constraint: 64-bit signless integer attribute whose minimum value is 1 whose maximum value is 2305843009213693952}}
+  %0 = rpe.attention %q, %q, %q window = 3 lookahead = 2305843009213693953 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
+func.func @attn_lookahead_causal(%q: tensor<1x2x8x16xf32>) -> tensor<1x2x8x16xf32> {
+  // expected-error @+1 {{'rpe.attention' op 'causal' and 'lookahead' are exclusive ('causal' is a lookahead of 0)}}
+  %0 = rpe.attention %q, %q, %q causal lookahead = 2 : tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32>, tensor<1x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  return %0 : tensor<1x2x8x16xf32>
+}
+
+// -----
+
 func.func @attn_gqa(%q: tensor<1x6x8x16xf32>, %k: tensor<1x4x8x16xf32>) -> tensor<1x6x8x16xf32> {
   // expected-error @+1 {{'rpe.attention' op query head count 6 is not a multiple of the key/value head count 4}}
   %0 = rpe.attention %q, %k, %k : tensor<1x6x8x16xf32>, tensor<1x4x8x16xf32>, tensor<1x4x8x16xf32> -> tensor<1x6x8x16xf32>

@@ -170,8 +170,8 @@ func.func @attention(%q: tensor<2x8x?x16xf32>, %k: tensor<2x2x?x16xf32>,
     %r = arith.subf %s, %f : f32
     rpe.yield %r : f32
   }
-  // CHECK: rpe.attention %[[Q]], %[[K]], %[[V]] key_lengths(%[[LEN]] : tensor<2xi32>) scale = 2.500000e-01 : tensor<2x8x?x16xf32>
-  %3 = "rpe.attention"(%q, %k, %v, %lens) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0>, scale = 0.25 : f64}> ({
+  // CHECK: rpe.attention %[[Q]], %[[K]], %[[V]] key_lengths(%[[LEN]] : tensor<2xi32>) window = 65 lookahead = 64 scale = 2.500000e-01 : tensor<2x8x?x16xf32>
+  %3 = "rpe.attention"(%q, %k, %v, %lens) <{lookahead = 64 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0>, scale = 0.25 : f64, window = 65 : i64}> ({
   }) : (tensor<2x8x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x32xf32>, tensor<2xi32>) -> tensor<2x8x?x32xf32>
   return %0, %1, %2, %3 : tensor<2x8x?x32xf32>, tensor<2x8x?x32xf32>, tensor<2x8x?x32xf32>, tensor<2x8x?x32xf32>
 }
@@ -180,3 +180,4 @@ func.func @attention(%q: tensor<2x8x?x16xf32>, %k: tensor<2x2x?x16xf32>,
 // GENERIC-NEXT: }) : (tensor<2x8x?x16xf32>, tensor<2x2x?x16xf32>, tensor<2x2x?x32xf32>) -> tensor<2x8x?x32xf32>
 // GENERIC: <{bucketing = #rpe.clip<max_distance = 4>, causal, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1>, scale = 1.000000e+00 : f64, window = 4096 : i64}>
 // GENERIC: "rpe.yield"(%{{.*}}) : (f32) -> ()
+// GENERIC: <{lookahead = 64 : i64, operandSegmentSizes = array<i32: 1, 1, 1, 0, 1, 0, 0>, scale = 2.500000e-01 : f64, window = 65 : i64}>

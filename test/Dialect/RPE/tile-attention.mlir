@@ -86,6 +86,35 @@ func.func @window(%q: tensor<1x1x64x8xf32>, %off: index) -> tensor<1x1x64x8xf32>
 
 // -----
 
+// A lookahead A ends the key loop at min(qPos0 + tq + A, Lk): the tiles past
+// it are never visited; the keys of the visited tiles more than A past a
+// row's position are masked (and, with the window, those before it).
+// CHECK-LABEL: func.func @lookahead
+// CHECK-SAME: (%[[Q:.*]]: tensor<1x1x64x8xf32>, %[[OFF:.*]]: index)
+// CHECK-DAG: %[[W:.*]] = arith.constant 21 : index
+// CHECK-DAG: %[[A:.*]] = arith.constant 20 : index
+// CHECK: scf.forall
+// CHECK: %[[QP:.*]] = arith.addi %{{.*}}, %[[OFF]] : index
+// CHECK: %[[ROWS:.*]] = arith.addi %[[QP]], %{{.*}} : index
+// CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[ROWS]], %[[A]] : index
+// CHECK-NEXT: %[[CL:.*]] = arith.maxsi %[[AHEAD]], %{{.*}} : index
+// CHECK-NEXT: %[[KEND:.*]] = arith.minsi %[[CL]], %c64 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[KEND]] step
+// CHECK: linalg.generic
+// CHECK: %[[POS:.*]] = arith.addi %{{.*}}, %[[OFF]] : index
+// CHECK-NEXT: %[[REACH:.*]] = arith.addi %[[POS]], %[[A]] : index
+// CHECK-NEXT: %[[FUT:.*]] = arith.cmpi sgt, %[[KEY:.*]], %[[REACH]] : index
+// CHECK: %[[END:.*]] = arith.addi %[[KEY]], %[[W]] : index
+// CHECK: %[[OLD:.*]] = arith.cmpi sle, %[[END]], %[[POS]] : index
+// CHECK: %[[HIDE:.*]] = arith.ori %[[FUT]], %[[OLD]] : i1
+// CHECK: arith.select %[[HIDE]]
+func.func @lookahead(%q: tensor<1x1x64x8xf32>, %off: index) -> tensor<1x1x64x8xf32> {
+  %0 = rpe.attention %q, %q, %q q_offset(%off) window = 21 lookahead = 20 : tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32>, tensor<1x1x64x8xf32> -> tensor<1x1x64x8xf32>
+  return %0 : tensor<1x1x64x8xf32>
+}
+
+// -----
+
 // A Toeplitz table lookup in score_mod (what rpe-fuse-attention makes of a
 // relative_bias) becomes a per-head diagonal of length Lq + Lk - 1 = 60 + 70
 // - 1, computed once before the loops with the buckets (T5's by compares

@@ -276,6 +276,42 @@ func.func @window(%q: tensor<1x2x60x8xf32>, %k: tensor<1x2x70x8xf32>, %b: tensor
 
 // -----
 
+// A lookahead A (ModernBERT's bidirectional window: window = A + 1) ends the
+// key loop A keys past the tile's last row, min(qPos0 + tq + A, Lk); a key
+// block is masked when its last key lies more than A past the tile's first
+// row or its first key is outside the last row's window; the lanes before
+// key - A - qPos0 - c·W see it.
+// CHECK-LABEL: func.func @lookahead
+// CHECK-DAG: %[[A:.*]] = arith.constant 20 : index
+// CHECK-DAG: %[[W:.*]] = arith.constant 21 : index
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (%c1, %c2, %c4)
+// CHECK: %[[ROWS:.*]] = arith.addi %[[QPOS:[0-9a-z_]+]], %{{.*}} : index
+// CHECK-NEXT: %[[AHEAD:.*]] = arith.addi %[[ROWS]], %[[A]] : index
+// CHECK-NEXT: %[[CL:.*]] = arith.maxsi %[[AHEAD]], %{{.*}} : index
+// CHECK-NEXT: %[[END:.*]] = arith.minsi %[[CL]], %c70 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[END]] step %c64 {
+// CHECK: %[[REACH:.*]] = arith.addi %[[QPOS]], %[[A]] : index
+// CHECK-NEXT: %[[FUT:.*]] = arith.cmpi sgt, %{{.*}}, %[[REACH]] : index
+// CHECK: %[[OLD:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : index
+// CHECK-NEXT: %[[NEEDS:.*]] = arith.ori %[[FUT]], %[[OLD]] : i1
+// CHECK-NEXT: scf.if %[[NEEDS]] -> (vector<8xf32>) {
+// CHECK: %[[REL:.*]] = arith.subi %{{.*}}, %[[QPOS]] : index
+// CHECK-NEXT: %[[BOUND:.*]] = arith.subi %[[REL]], %[[A]] : index
+// CHECK: %[[AH:.*]] = arith.cmpi sgt, %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK-NEXT: arith.addi %[[REL]], %[[W]] : index
+// CHECK: %[[PAST:.*]] = arith.cmpi sle, %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK-NEXT: %[[HIDDEN:.*]] = arith.ori %[[AH]], %[[PAST]] : vector<8xi1>
+// CHECK-NEXT: arith.select %[[HIDDEN]]
+// CHECK: } else {
+// CHECK-NOT: vector<8xi32>
+// CHECK: scf.yield
+func.func @lookahead(%q: tensor<1x2x60x8xf32>, %k: tensor<1x2x70x8xf32>) -> tensor<1x2x60x8xf32> {
+  %0 = rpe.attention %q, %k, %k window = 21 lookahead = 20 scale = 1.0 : tensor<1x2x60x8xf32>, tensor<1x2x70x8xf32>, tensor<1x2x70x8xf32> -> tensor<1x2x60x8xf32>
+  return %0 : tensor<1x2x60x8xf32>
+}
+
+// -----
+
 // The Shaw / DeBERTa gather trick: the projection is gathered along the
 // query lanes (masked to the rows of the tile) with the bucket from a
 // head-independent diagonal table (1 × (Lq + Lk - 1 + tile-q), i32 entries

@@ -762,7 +762,7 @@ def _(c):
 
 def _attn(c, q, k, v, want, bias=None, key_lengths=None, q_offset=None,
           rel_values=None, bucketing=None, causal=False, scale=None, region=None,
-          elem="f32", name="out", window=None):
+          elem="f32", name="out", window=None, lookahead=None):
     parts = ["rpe.attention %s, %s, %s" % (q, k, v)]
     if bias is not None:
         parts.append("bias(%s : %s)" % (bias, bias.type))
@@ -778,6 +778,8 @@ def _attn(c, q, k, v, want, bias=None, key_lengths=None, q_offset=None,
         parts.append("causal")
     if window is not None:
         parts.append("window = %d" % window)
+    if lookahead is not None:
+        parts.append("lookahead = %d" % lookahead)
     if scale is not None:
         parts.append("scale = %s" % fmt_float(scale))
     shape = q.shape[:3] + (v.shape[3],)
@@ -843,6 +845,23 @@ def _(c):
     want = ref.attention(q.value, k.value, v.value, causal=True, q_offset=2,
                          window=3, key_lengths=kl.value)
     c.print(_attn(c, q, k, v, want, q_offset=off, causal=True, window=3,
+                  key_lengths=kl))
+
+
+@case("attention_lookahead")
+def _(c):
+    """attention through ModernBERT's bidirectional window |i - j| <= 2
+    (window = 3, lookahead = 2: query i sees keys i - 2 .. i + 2),
+    q_offset=-1, Lq=7, Lk=9, key_lengths [9, 5], B=2, H=2, D=4; also through
+    rpe-tile-attention's kernel (tiles of 2 x 3: key tiles past a query
+    tile's reach skipped)."""
+    c.tiled = True
+    q, k, v = _qkv(c, 2, 2, 2, 7, 9, 4, scale=2.0)
+    off = c.index("off", -1)
+    kl = c.ints("lens", [9, 5], "i32")
+    want = ref.attention(q.value, k.value, v.value, q_offset=-1, window=3,
+                         lookahead=2, key_lengths=kl.value)
+    c.print(_attn(c, q, k, v, want, q_offset=off, window=3, lookahead=2,
                   key_lengths=kl))
 
 
