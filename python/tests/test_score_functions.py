@@ -56,13 +56,19 @@ FUNCTIONS = {
 }
 
 
-def causal_mask(scores, lq, lk, window=None):
+def causal_mask(scores, lq, lk, window=None, bidirectional=False):
     """transformers' additive causal mask (0 where j <= i, finfo.min
     elsewhere, from two aranges; with `window`, Mistral's sliding window:
-    also j > i - window) added to `scores`; the result is %masked."""
+    also j > i - window; `bidirectional`: ModernBERT's |i - j| <= window
+    instead) added to `scores`; the result is %masked."""
     sh = f"1x{H}x{lq}x{lk}xf32"
     keep = "    %keep = arith.cmpi sle, %j, %i : i64\n"
-    if window is not None:
+    if bidirectional:
+        keep = ("    %dist = arith.subi %i, %j : i64\n"
+                "    %adist = math.absi %dist : i64\n"
+                f"    %wc = arith.constant {window} : i64\n"
+                "    %keep = arith.cmpi sle, %adist, %wc : i64\n")
+    elif window is not None:
         keep = ("    %past = arith.cmpi sle, %j, %i : i64\n"
                 f"    %wc = arith.constant {window} : i64\n"
                 "    %wlo = arith.subi %i, %wc : i64\n"
@@ -96,9 +102,9 @@ def causal_mask(scores, lq, lk, window=None):
 """
 
 
-def module(lq, lk, bodies, causal=False, window=None):
+def module(lq, lk, bodies, causal=False, window=None, bidirectional=False):
     """@f(q, k, v): softmax(f(q·kᵀ·SCALE) [+ causal mask])·v, f the `bodies`
-    in order."""
+    in order (the mask as causal_mask's)."""
     sh = f"1x{H}x{lq}x{lk}xf32"
     steps, last = [], "%scaled"
     for n, body in enumerate(bodies):
@@ -112,7 +118,7 @@ def module(lq, lk, bodies, causal=False, window=None):
 """)
         last = f"%f{n}"
     if causal:
-        steps.append(causal_mask(last, lq, lk, window))
+        steps.append(causal_mask(last, lq, lk, window, bidirectional))
         last = "%masked"
     steps = "".join(steps)
     return f"""
@@ -266,3 +272,27 @@ def test_sliding_window(length, window, target):
         assert ("^bb0" in ir) == bool(bodies), ir
         check_masked(text, target, function,
                      lambda i, j: (j <= i) & (j > i - window), lq, lk, window)
+
+
+@pytest.mark.parametrize("target", ["cpu", "reference", "nvptx-emulated"])
+@pytest.mark.parametrize("length,half", [(45, 2), (45, 0), (131, 64),
+                                         (200, 17)])
+def test_bidirectional_window(length, half, target):
+    """ModernBERT's local attention as transformers writes it (|i - j| <=
+    half, math.absi of the aranges' difference, finfo.min): raised with
+    `window = half + 1 lookahead = half` (half 0, the diagonal only:
+    `causal window = 1`), nothing Lq×Lk and no score_mod left, and right on all three paths against NumPy; the soft-cap before it
+    stays in score_mod."""
+    lq = lk = length
+    for bodies, function in (([], lambda s: s), FUNCTIONS["softcap"]):
+        text = module(lq, lk, bodies, causal=True, window=half,
+                      bidirectional=True)
+        ir = fused_ir(text)
+        assert ir.count("rpe.attention") == 1, ir
+        attrs = (" causal window = 1 " if half == 0 else
+                 f" window = {half + 1} lookahead = {half} ")
+        assert attrs in ir, ir
+        assert f"{lq}x{lk}x" not in ir, ir
+        assert ("^bb0" in ir) == bool(bodies), ir
+        check_masked(text, target, function,
+                     lambda i, j: np.abs(i - j) <= half, lq, lk, half + 1)
