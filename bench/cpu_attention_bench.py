@@ -116,13 +116,18 @@ TORCH_IMPLS = ("sdpa_none", "sdpa_t5_mask", "flex_t5", "seed_eager",
 # Torch implementations not in the default set.
 TORCH_EXTRA_IMPLS = ("sdpa_deberta_causal", "flex_deberta_causal",
                      "sdpa_deberta_padded", "flex_deberta_padded",
-                     "sdpa_window", "flex_window")
+                     "sdpa_window", "flex_window", "sdpa_local", "flex_local")
 # Mistral-style sliding-window attention (causal, keys i - W < j <= i): rpe's
 # `causal window = W`, SDPA with the boolean band mask, FlexAttention with
 # the band as a block mask (it skips the blocks outside). Not in the
 # default set: --impls rpe_none_causal,rpe_none_window,sdpa_window,...
 # The window W: --window (default 512).
 WINDOW = int(os.environ.get("RPE_BENCH_WINDOW", "512"))
+# ModernBERT-style bidirectional local attention, |i - j| <= W / 2 (as many
+# keys per row as the sliding window): rpe's `window = W/2 + 1 lookahead =
+# W/2`, SDPA with the boolean band mask, FlexAttention with a block mask.
+# Not in the default set: --impls rpe_none_local,sdpa_local,flex_local.
+HALF = WINDOW // 2
 LABELS = {
     "rpe_none": "rpe bias-free", "rpe_t5": "rpe T5",
     "rpe_t5_hf": "rpe T5 from transformers", "rpe_clip": "rpe clip",
@@ -144,6 +149,9 @@ LABELS = {
     "rpe_none_window": "rpe sliding window %d" % WINDOW,
     "sdpa_window": "SDPA + sliding-window bool mask",
     "flex_window": "FlexAttention sliding window (block mask)",
+    "rpe_none_local": "rpe local window ±%d" % HALF,
+    "sdpa_local": "SDPA + local-window bool mask",
+    "flex_local": "FlexAttention local window (block mask)",
 }
 # DeBERTa's buckets in every implementation: Log(256, 512), as DeBERTa-v3.
 DEBERTA_BUCKETS, DEBERTA_MAX_POSITION = 256, 512
@@ -164,6 +172,8 @@ def _rpe_module(impl, length):
     common = dict(batch=B, heads=H, lq=None, lk=None, head_dim=D)
     if impl == "rpe_none_window":
         return _plain(True, window=WINDOW)
+    if impl == "rpe_none_local":
+        return _plain(False, window=HALF + 1, lookahead=HALF)
     causal = impl.endswith("_causal")
     kind = impl[len("rpe_"):].replace("_causal", "")
     if kind == "none":
@@ -193,13 +203,15 @@ def _rpe_module(impl, length):
 
 
 def _plain(causal, batch=B, heads=H, kv_heads=H, head_dim=D, q_offset=False,
-           window=None):
+           window=None, lookahead=None):
     qt = "tensor<%dx%dx?x%dxf32>" % (batch, heads, head_dim)
     kt = "tensor<%dx%dx?x%dxf32>" % (batch, kv_heads, head_dim)
     off_arg = ", %off: index" if q_offset else ""
     opts = (" q_offset(%off)" if q_offset else "") + (" causal" if causal else "")
     if window:
         opts += " window = %d" % window
+    if lookahead:
+        opts += " lookahead = %d" % lookahead
     return """func.func @attn(%%q: %s, %%k: %s, %%v: %s%s) -> %s {
   %%o = rpe.attention %%q, %%k, %%v%s : %s, %s, %s -> %s
   return %%o : %s
@@ -543,6 +555,26 @@ def _build(impl, length, dec, library=None, threads=None):
         def call():
             with torch.no_grad():
                 return flex(q, k, v, block_mask=block_mask)
+    elif impl == "sdpa_local":
+        # The boolean band mask (L, L) is built once, outside the timing.
+        mask = (pos[None, :] - pos[:, None]).abs() <= HALF
+
+        def call():
+            with torch.no_grad():
+                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    elif impl == "flex_local":
+        from torch.nn.attention.flex_attention import (create_block_mask,
+                                                       flex_attention)
+
+        def local(b, h, q_idx, kv_idx):
+            return (q_idx - kv_idx <= HALF) & (kv_idx - q_idx <= HALF)
+        block_mask = create_block_mask(local, None, None, length, length,
+                                       device="cpu")
+        flex = torch.compile(flex_attention, dynamic=False)
+
+        def call():
+            with torch.no_grad():
+                return flex(q, k, v, block_mask=block_mask)
     elif impl.startswith(("sdpa_deberta", "flex_deberta")):
         call = _torch_deberta_call(torch, impl, q, k, v,
                                    *_torch_deberta_tables(torch, length))
@@ -813,6 +845,10 @@ def flops(impl, lq, lk, b=B, h=H, d=D, causal=None):
         # The (i, j) pairs of the band: row i sees min(i + 1, W) keys.
         w = min(WINDOW, lq)
         return 4.0 * b * h * d * (w * (w + 1) / 2 + (lq - w) * w)
+    if impl.endswith("_local"):
+        # Row i sees the keys max(i - HALF, 0) .. min(i + HALF, L - 1).
+        return 4.0 * b * h * d * sum(min(i + HALF, lk - 1) - max(i - HALF, 0) + 1
+                                     for i in range(lq))
     f = 4.0 * b * h * lq * lk * d
     if causal if causal is not None else impl.endswith("_causal"):
         f /= 2
@@ -864,7 +900,8 @@ def main():
                         "among the threads)")
     parser.add_argument("--window", type=int, default=None,
                         help="the sliding window of rpe_none_window, "
-                        "sdpa_window and flex_window (default 512)")
+                        "sdpa_window and flex_window (default 512); the "
+                        "*_local implementations see W / 2 keys either way")
     args = parser.parse_args()
     if args.window is not None and args.window != WINDOW:
         if args.window < 1:
@@ -1019,7 +1056,9 @@ def markdown(results, lengths, impls):
                  ("rpe_deberta_padded", "sdpa_deberta_padded"),
                  ("rpe_deberta_padded", "flex_deberta_padded"),
                  ("rpe_none_window", "sdpa_window"),
-                 ("rpe_none_window", "flex_window")]:
+                 ("rpe_none_window", "flex_window"),
+                 ("rpe_none_local", "sdpa_local"),
+                 ("rpe_none_local", "flex_local")]:
         if a not in impls or b not in impls:
             continue
         out.append("| %s vs %s | %s |" % (LABELS[a], LABELS[b], " | ".join(
@@ -1036,7 +1075,9 @@ def markdown(results, lengths, impls):
                         ("rpe_deberta", "rpe_deberta_padded",
                          "DeBERTa keys < L/2 / DeBERTa"),
                         ("rpe_none", "rpe_none_window",
-                         "sliding window %d / bias-free" % WINDOW)]:
+                         "sliding window %d / bias-free" % WINDOW),
+                        ("rpe_none", "rpe_none_local",
+                         "local window ±%d / bias-free" % HALF)]:
         if a in impls and b in impls:
             out.append("| %s | %s |" % (label, " | ".join(
                 time_ratio(a, b, n, "%.3f") for n in lengths)))
