@@ -164,6 +164,37 @@ def test_window_at_extreme_positions(window, offset, target, lq):
     np.testing.assert_allclose(out, want, atol=2e-6, rtol=2e-5)
 
 
+@functools.lru_cache(maxsize=None)
+def local(lookahead, target):
+    """Attention through the band |i - j| <= lookahead (window = lookahead
+    + 1) with a q_offset argument, all sizes dynamic, compiled once per
+    (lookahead, target)."""
+    text = ir.attention((None, None, None, None), (None, None, None, None),
+                        (None, None, None, None), q_offset=True,
+                        window=lookahead + 1, lookahead=lookahead, name="attn")
+    return rpe.compile(text, target=target).attn
+
+
+@pytest.mark.parametrize("target", ["cpu", "nvptx-emulated"])
+@pytest.mark.parametrize("lookahead,offset", [
+    (2**61, 2**62), (2**61, -2**62), (2**61, 2**40), (2**61, -40),
+    (3, 2**40), (3, -2**62), (3, -20)])
+def test_lookahead_at_extreme_positions(lookahead, offset, target):
+    """The largest lookahead (2^61) with query positions near +-2^62
+    (q_offset clamps there): neither i + q_offset + A nor i + q_offset - W
+    wraps. At q_offset 2^62 every key is before the window, at -2^62 past
+    the lookahead (rows of 0s); at 2^40 and -40 every key is in the band.
+    A = 3 at 2^40 and -2^62 hides every key; at -20 rows 17 to 36 see the
+    keys i - 23 .. i - 17."""
+    attn = local(lookahead, target)
+    lq, lk = 37, 45
+    q, k, v = randn(1, 2, lq, 8), randn(1, 2, lk, 8), randn(1, 2, lk, 8)
+    out = attn(q, k, v, offset)
+    want = ref.attention(q, k, v, q_offset=offset, window=lookahead + 1,
+                         lookahead=lookahead)
+    np.testing.assert_allclose(out, want, atol=2e-6, rtol=2e-5)
+
+
 def test_q_offset_masks_every_key_for_early_rows():
     """A negative offset hides every key from the first rows (causal): 0."""
     attn = plain(causal=True, q_offset=True)

@@ -36,8 +36,7 @@ Value buildAheadMasked(OpBuilder &b, Location loc, Value key, Value qPos,
 
 /// `score`, or -inf where `op`'s position masks hide key `key` from query
 /// position `qPos`: causal or lookahead (buildAheadMasked), window, and
-/// `key >= length` when
-/// `length` (key_lengths[b] as an index) is given.
+/// `key >= length` when `length` (key_lengths[b] as an index) is given.
 Value applyAttentionMasks(OpBuilder &b, Location loc, AttentionOp op,
                           Value score, Value key, Value qPos, Value length);
 
