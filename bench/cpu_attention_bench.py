@@ -160,6 +160,14 @@ DEBERTA_BUCKETS, DEBERTA_MAX_POSITION = 256, 512
 # --------------------------------------------------------------------------
 # Child side: one measurement.
 
+def _band(impl, i, j):
+    """Whether query i sees key j (torch tensors) in the band of a *_window
+    (causal, i - W < j <= i) or *_local (|i - j| <= W / 2) implementation."""
+    if impl.endswith("_window"):
+        return (j <= i) & (i - j < WINDOW)
+    return (i - j <= HALF) & (j - i <= HALF)
+
+
 def _swin_window(length):
     """A window height × width = L, as square as possible."""
     h = 1 << ((length.bit_length() - 1) // 2)
@@ -534,41 +542,20 @@ def _build(impl, length, dec, library=None, threads=None):
         def call():
             with torch.no_grad():
                 return flex(q, k, v, score_mod=score_mod, scale=1.0)
-    elif impl == "sdpa_window":
+    elif impl in ("sdpa_window", "sdpa_local"):
         # The boolean band mask (L, L) is built once, outside the timing.
-        i, j = pos[:, None], pos[None, :]
-        mask = (j <= i) & (j > i - WINDOW)
+        mask = _band(impl, pos[:, None], pos[None, :])
 
         def call():
             with torch.no_grad():
                 return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    elif impl == "flex_window":
+    elif impl in ("flex_window", "flex_local"):
         from torch.nn.attention.flex_attention import (create_block_mask,
                                                        flex_attention)
 
         def band(b, h, q_idx, kv_idx):
-            return (kv_idx <= q_idx) & (q_idx - kv_idx < WINDOW)
+            return _band(impl, q_idx, kv_idx)
         block_mask = create_block_mask(band, None, None, length, length,
-                                       device="cpu")
-        flex = torch.compile(flex_attention, dynamic=False)
-
-        def call():
-            with torch.no_grad():
-                return flex(q, k, v, block_mask=block_mask)
-    elif impl == "sdpa_local":
-        # The boolean band mask (L, L) is built once, outside the timing.
-        mask = (pos[None, :] - pos[:, None]).abs() <= HALF
-
-        def call():
-            with torch.no_grad():
-                return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
-    elif impl == "flex_local":
-        from torch.nn.attention.flex_attention import (create_block_mask,
-                                                       flex_attention)
-
-        def local(b, h, q_idx, kv_idx):
-            return (q_idx - kv_idx <= HALF) & (kv_idx - q_idx <= HALF)
-        block_mask = create_block_mask(local, None, None, length, length,
                                        device="cpu")
         flex = torch.compile(flex_attention, dynamic=False)
 

@@ -114,6 +114,17 @@ struct DropIdentityScoreMod : OpRewritePattern<AttentionOp> {
   }
 };
 
+/// The q_offset of `op` as a 128-bit constant (room for position sums
+/// without wrapping; 0 when absent), or std::nullopt when it is not a
+/// constant.
+std::optional<APInt> constantQueryOffset(AttentionOp op) {
+  APInt offset(64, 0);
+  if (Value off = op.getQOffset())
+    if (!matchPattern(off, m_ConstantInt(&offset)))
+      return std::nullopt;
+  return offset.sextOrTrunc(128);
+}
+
 /// A window no query position reaches past (every position i + q_offset
 /// below W: static Lq, q_offset absent or constant) masks nothing: drop it.
 struct DropIdleWindow : OpRewritePattern<AttentionOp> {
@@ -125,12 +136,11 @@ struct DropIdleWindow : OpRewritePattern<AttentionOp> {
     int64_t lq = cast<RankedTensorType>(op.getQ().getType()).getDimSize(2);
     if (!window || ShapedType::isDynamic(lq))
       return rewriter.notifyMatchFailure(op, "no window or a dynamic Lq");
-    APInt offset(64, 0);
-    if (Value off = op.getQOffset())
-      if (!matchPattern(off, m_ConstantInt(&offset)))
-        return rewriter.notifyMatchFailure(op, "q_offset is not a constant");
+    std::optional<APInt> offset = constantQueryOffset(op);
+    if (!offset)
+      return rewriter.notifyMatchFailure(op, "q_offset is not a constant");
     // The last position, lq - 1 + q_offset, below W (in 128 bits: no wrap).
-    APInt last = offset.sextOrTrunc(128) + APInt(128, lq - 1, true);
+    APInt last = *offset + APInt(128, lq - 1, true);
     if (lq > 0 && !last.slt(APInt(128, *window)))
       return rewriter.notifyMatchFailure(op, "the window masks keys");
     rewriter.modifyOpInPlace(op, [&] { op.removeWindowAttr(); });
@@ -151,11 +161,10 @@ struct DropIdleLookahead : OpRewritePattern<AttentionOp> {
     int64_t lk = cast<RankedTensorType>(op.getK().getType()).getDimSize(2);
     if (!lookahead || ShapedType::isDynamic(lk))
       return rewriter.notifyMatchFailure(op, "no lookahead or a dynamic Lk");
-    APInt offset(64, 0);
-    if (Value off = op.getQOffset())
-      if (!matchPattern(off, m_ConstantInt(&offset)))
-        return rewriter.notifyMatchFailure(op, "q_offset is not a constant");
-    APInt reach = offset.sextOrTrunc(128) + APInt(128, *lookahead);
+    std::optional<APInt> offset = constantQueryOffset(op);
+    if (!offset)
+      return rewriter.notifyMatchFailure(op, "q_offset is not a constant");
+    APInt reach = *offset + APInt(128, *lookahead);
     if (!APInt(128, lk - 1, true).sle(reach))
       return rewriter.notifyMatchFailure(op, "the lookahead masks keys");
     rewriter.modifyOpInPlace(op, [&] { op.removeLookaheadAttr(); });
