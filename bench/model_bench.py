@@ -7,7 +7,11 @@ by torch-mlir, `rpe.compile`) against transformers eager and
 Models (fp32, batch 1): a 4-layer T5 encoder (d_model 512, 8 heads of 64,
 d_ff 2048, ReLU, bidirectional relative bias) and a 4-layer LLaMA-style
 decoder (hidden 512, 8 heads, 2 kv heads, intermediate 1536, RoPE, causal),
-both with eager attention, at L in {512, 2048}. Every (model, L,
+both with eager attention, at L in {512, 2048}; with --models modernbert a
+6-layer ModernBERT encoder (hidden 512, 8 heads, intermediate 1536, local
+attention |i - j| <= 64 in four layers of six, RoPE). --impls sdpa adds
+transformers with its SDPA attention (what it picks by default; the masks
+of local layers as boolean L x L tensors). Every (model, L,
 implementation) runs in a fresh child process with 2 threads: build (export
 and compile, or torch.compile's warm-up), then --repeats timed calls
 (median). rpe's output is checked against eager (max |difference| relative
@@ -44,15 +48,28 @@ THREADS = 2
 IMPLS = ("rpe", "eager", "compile")
 
 
-def make_model(name):
+def make_model(name, attention="eager"):
+    """The model `name` with random weights (seed 0) and transformers'
+    `attention` implementation."""
     import torch
     torch.manual_seed(0)
-    if name == "t5":
+    if name == "modernbert":
+        from transformers import ModernBertConfig, ModernBertModel
+        config = ModernBertConfig(vocab_size=1024, hidden_size=512,
+                                  intermediate_size=1536, num_hidden_layers=6,
+                                  num_attention_heads=8, local_attention=128,
+                                  global_attn_every_n_layers=3,
+                                  max_position_embeddings=8192, pad_token_id=0,
+                                  bos_token_id=1, eos_token_id=2,
+                                  cls_token_id=1, sep_token_id=2)
+        config._attn_implementation = attention
+        model = ModernBertModel(config).eval()
+    elif name == "t5":
         from transformers import T5Config, T5EncoderModel
         config = T5Config(vocab_size=1024, d_model=512, d_kv=64, d_ff=2048,
                           num_layers=4, num_heads=8, dropout_rate=0.0,
                           feed_forward_proj="relu")
-        config._attn_implementation = "eager"
+        config._attn_implementation = attention
         model = T5EncoderModel(config).eval()
     elif name == "llama":
         from transformers import LlamaConfig, LlamaModel
@@ -60,7 +77,7 @@ def make_model(name):
                              intermediate_size=1536, num_hidden_layers=4,
                              num_attention_heads=8, num_key_value_heads=2,
                              max_position_embeddings=4096)
-        config._attn_implementation = "eager"
+        config._attn_implementation = attention
         model = LlamaModel(config).eval()
     else:
         raise ValueError(name)
@@ -72,8 +89,9 @@ def child(name, length, impl, repeats):
     import numpy as np
     import torch
     torch.set_num_threads(THREADS)
-    model = make_model(name)
-    ids = torch.randint(0, 1024, (1, length))
+    model = make_model(name, "sdpa" if impl == "sdpa" else "eager")
+    # Token ids from 3 on (ModernBERT's 0-2 are pad / bos / eos).
+    ids = torch.randint(3, 1024, (1, length))
     with torch.no_grad():
         want = model(ids).numpy()
     start = time.perf_counter()
@@ -88,7 +106,7 @@ def child(name, length, impl, repeats):
 
         def call():
             return mod.model(ids_np)
-    elif impl == "eager":
+    elif impl in ("eager", "sdpa"):
         def call():
             with torch.no_grad():
                 return model(ids).numpy()
@@ -211,12 +229,17 @@ def main():
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)
     by = {(r["model"], r["L"], r["impl"]): r for r in rows}
-    print("\n| model | L | rpe (ms) | eager (ms) | torch.compile (ms) "
-          "| eager / rpe | compile / rpe |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    impls = args.impls.split(",")
+    names = {"rpe": "rpe", "eager": "eager", "compile": "torch.compile",
+             "sdpa": "SDPA"}
+    print("\n| model | L | %s | %s |" % (
+        " | ".join("%s (ms)" % names[i] for i in impls),
+        " | ".join("%s / %s" % (names[i], names[impls[0]])
+                   for i in impls[1:])))
+    print("|---|---:|" + "---:|" * (2 * len(impls) - 1))
     for name in args.models.split(","):
         for length in [int(x) for x in args.lengths.split(",")]:
-            ms = [by.get((name, length, i), {}).get("ms") for i in IMPLS]
+            ms = [by.get((name, length, i), {}).get("ms") for i in impls]
             cells = ["%.1f" % m if m else "—" for m in ms]
             ratios = ["%.2f×" % (m / ms[0]) if m and ms[0] else "—"
                       for m in ms[1:]]

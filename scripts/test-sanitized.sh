@@ -34,6 +34,8 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 #   rpe-serialize-nested-foralls, run here through lit and
 #   test_vector_widths.py's DeBERTa thread tests) do not;
 # - test_tensor_cores.py's emulated register kernel does not;
+# - test_models.py and test_score_functions.py run their fused path only
+#   (they honour RPE_DIFF_SKIP_PATHS too);
 # - test_stack_scopes.py checks LLVM IR, the same in both stages: only its
 #   self-test runs here.
 # (This stage took 840 s on a 2-core machine with all of those but the
