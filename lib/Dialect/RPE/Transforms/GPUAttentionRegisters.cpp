@@ -920,11 +920,11 @@ struct GPUAttentionRegisters : OpRewritePattern<AttentionOp> {
             // The warp's first row (clamped like the rows) sees the tile's
             // last key: so do all its rows (query positions increase).
             Value firstRow = arith::MinUIOp::create(b, l, warpRow0, lastRow);
-            Value seen = arith::CmpIOp::create(
-                b, l, arith::CmpIPredicate::sle,
-                add(b, l, k0, indexConst(b, l, tileK - 1)),
-                add(b, l, buildQueryPosition(b, l, firstRow, op.getQOffset()),
-                    indexConst(b, l, *reach)));
+            Value ahead = buildAheadMasked(
+                b, l, add(b, l, k0, indexConst(b, l, tileK - 1)),
+                buildQueryPosition(b, l, firstRow, op.getQOffset()), *reach);
+            Value seen = arith::XOrIOp::create(
+                b, l, ahead, arith::ConstantIntOp::create(b, l, 1, 1));
             cases.push_back(
                 {arith::AndIOp::create(b, l, full, seen), TileKind::Unmasked});
           }
